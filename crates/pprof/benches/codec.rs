@@ -1,0 +1,60 @@
+//! decode + encode of large.cpu, raw and gzipped, and the parts of it.
+//! Run: cargo bench -p profbridge-pprof --bench codec
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use profbridge_pprof::{
+    decode, encode, validate, Compression, DecodeOptions, EncodeOptions, DEFAULT_GZIP_LEVEL,
+};
+use profbridge_testkit::corpus_file;
+
+fn codec(c: &mut Criterion) {
+    let Some(file) = corpus_file("large.cpu") else {
+        return;
+    };
+    let options = DecodeOptions::default();
+    let gzip = EncodeOptions {
+        compression: Compression::Gzip {
+            level: DEFAULT_GZIP_LEVEL,
+        },
+    };
+    let raw_options = EncodeOptions {
+        compression: Compression::None,
+    };
+    let profile = decode(&file.bytes, &options).expect("large.cpu decodes");
+    let raw = encode(&profile, &raw_options);
+
+    let mut group = c.benchmark_group("large.cpu");
+    group.sample_size(20);
+    group.throughput(Throughput::Bytes(raw.len() as u64));
+    group.bench_function("decode+encode gzipped", |b| {
+        b.iter(|| encode(&decode(&file.bytes, &options).expect("decodes"), &gzip))
+    });
+    group.bench_function("decode+encode raw", |b| {
+        b.iter(|| encode(&decode(&raw, &options).expect("decodes"), &raw_options))
+    });
+    group.bench_function("decode gzipped", |b| {
+        b.iter(|| decode(&file.bytes, &options).expect("decodes"))
+    });
+    group.bench_function("decode raw", |b| {
+        b.iter(|| decode(&raw, &options).expect("decodes"))
+    });
+    group.bench_function("validate", |b| {
+        b.iter(|| validate(&profile).expect("valid"))
+    });
+    group.bench_function("encode raw", |b| b.iter(|| encode(&profile, &raw_options)));
+    group.bench_function("encode gzipped", |b| b.iter(|| encode(&profile, &gzip)));
+    group.bench_function("drop", |b| {
+        b.iter_batched(|| profile.clone(), drop, BatchSize::LargeInput)
+    });
+    group.finish();
+}
+
+criterion_group!(benches, codec);
+criterion_main!(benches);

@@ -1,0 +1,34 @@
+//! Times gz → decode (with validation) → encode → gz on one file, the work
+//! scripts/bench-vs-go.sh compares with google/pprof's Parse + Write.
+//!
+//! Usage: roundtrip FILE [ITERATIONS] [GZIP_LEVEL]
+//! Prints one line: `ns_per_op=N bytes_out=N`.
+
+use std::time::Instant;
+
+use profbridge_pprof::{decode, encode, Compression, DecodeOptions, EncodeOptions};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let path = args
+        .next()
+        .ok_or("usage: roundtrip FILE [ITERATIONS] [GZIP_LEVEL]")?;
+    let iterations: u32 = args.next().map_or(Ok(20), |s| s.parse())?;
+    let level: u32 = args
+        .next()
+        .map_or(Ok(profbridge_pprof::DEFAULT_GZIP_LEVEL), |s| s.parse())?;
+    let input = std::fs::read(&path)?;
+    let options = EncodeOptions {
+        compression: Compression::Gzip { level },
+    };
+
+    let mut bytes_out = 0;
+    let start = Instant::now();
+    for _ in 0..iterations {
+        let profile = decode(&input, &DecodeOptions::default())?;
+        bytes_out = encode(&profile, &options).len();
+    }
+    let ns_per_op = start.elapsed().as_nanos() / u128::from(iterations.max(1));
+    println!("ns_per_op={ns_per_op} bytes_out={bytes_out}");
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! pprof profiles for profbridge.
+//!
+//! - [`decode`] and [`encode`]: gzip or raw protobuf, with size limits on
+//!   input and on decompressed output.
+//! - [`validate`]: every invariant of the format, with errors that name the
+//!   table, the entry and the index at fault.
+//! - [`canonicalize`] and [`canonical_eq`]: the canonical form that
+//!   round-trip tests compare (docs/mapping.md).
+//! - [`dump`]: the text google/pprof's `Profile.String()` prints.
+
+mod canonical;
+mod codec;
+mod dump;
+mod strings;
+mod validate;
+
+/// The prost types generated from proto/pprof/profile.proto.
+#[allow(clippy::all, clippy::pedantic, missing_docs)]
+pub mod proto {
+    include!(concat!(env!("OUT_DIR"), "/perftools.profiles.rs"));
+}
+
+pub use canonical::{canonical_diff, canonical_eq, canonicalize};
+pub use codec::{
+    decode, decode_unvalidated, encode, is_gzip, Compression, DecodeError, DecodeOptions,
+    EncodeOptions, DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
+};
+pub use dump::dump;
+pub use proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
+pub use strings::StringInterner;
+pub use validate::{validate, ValidationError};

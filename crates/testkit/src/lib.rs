@@ -1,0 +1,200 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)] // Test-only code: failing loudly is its job.
+
+//! Helpers shared by profbridge's tests: where the corpus is, whether an
+//! interop tool is present (and whether its absence is fatal), and a seeded
+//! random source.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Set to 1 (as `.ci/run` does) to make a missing interop tool a failure.
+pub const REQUIRE_INTEROP_VAR: &str = "PROFBRIDGE_REQUIRE_INTEROP";
+/// Overrides where the corpus is; the default is `../shared/corpus`.
+pub const CORPUS_VAR: &str = "PROFBRIDGE_CORPUS";
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The corpus folder, or `None` after saying loudly on stderr why not.
+pub fn corpus_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os(CORPUS_VAR)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/corpus"));
+    if dir.join("pprof").is_dir() {
+        Some(dir)
+    } else {
+        say_loudly(&format!(
+            "SKIPPED: no corpus at {} (set {CORPUS_VAR} to google/pprof's test profiles)",
+            dir.display()
+        ));
+        None
+    }
+}
+
+/// Writes to stderr directly: the test harness captures `eprintln!` of
+/// passing tests, and a skip must be seen.
+fn say_loudly(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "\n*** {message} ***\n");
+}
+
+/// A file of the corpus.
+#[derive(Debug, Clone)]
+pub struct CorpusFile {
+    pub name: String,
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+}
+
+impl CorpusFile {
+    /// What google/pprof's `Profile.String()` prints for this file, if known.
+    pub fn expected_string(&self) -> Option<String> {
+        std::fs::read_to_string(self.path.with_file_name(format!("{}.string", self.name))).ok()
+    }
+
+    pub fn is_gzip(&self) -> bool {
+        self.bytes.starts_with(&[0x1f, 0x8b])
+    }
+}
+
+/// Every profile in the corpus's pprof folder (not the `.string` files),
+/// sorted by name. Empty, after a loud note, when the corpus is absent.
+pub fn corpus_files() -> Vec<CorpusFile> {
+    let Some(dir) = corpus_dir() else {
+        return Vec::new();
+    };
+    let mut files: Vec<CorpusFile> = std::fs::read_dir(dir.join("pprof"))
+        .expect("corpus folder is readable")
+        .map(|entry| entry.expect("corpus entry").path())
+        .filter(|path| path.extension().is_none_or(|ext| ext != "string"))
+        .map(|path| CorpusFile {
+            name: path
+                .file_name()
+                .expect("file name")
+                .to_string_lossy()
+                .into_owned(),
+            bytes: std::fs::read(&path).expect("corpus file is readable"),
+            path,
+        })
+        .collect();
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    assert!(!files.is_empty(), "the corpus folder has no profiles");
+    files
+}
+
+/// One named corpus file, or `None` when the corpus is absent.
+pub fn corpus_file(name: &str) -> Option<CorpusFile> {
+    let dir = corpus_dir()?;
+    let path = dir.join("pprof").join(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Some(CorpusFile {
+        name: name.to_owned(),
+        path,
+        bytes,
+    })
+}
+
+/// Whether interop tools must be present (`PROFBRIDGE_REQUIRE_INTEROP=1`).
+pub fn interop_required() -> bool {
+    std::env::var(REQUIRE_INTEROP_VAR).is_ok_and(|v| v == "1")
+}
+
+/// Finds an external tool by running `probe` (e.g. `go version`). When it is
+/// missing, skips loudly, or panics when interop is required.
+pub fn require_tool(program: &str, probe_args: &[&str], purpose: &str) -> Option<PathBuf> {
+    let works = Command::new(program)
+        .args(probe_args)
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if works {
+        return Some(PathBuf::from(program));
+    }
+    let message = format!("`{program}` is not available; it is needed for {purpose}");
+    if interop_required() {
+        panic!("{message} and {REQUIRE_INTEROP_VAR}=1");
+    }
+    say_loudly(&format!(
+        "SKIPPED: {message}. Install it, or set {REQUIRE_INTEROP_VAR}=1 to fail instead."
+    ));
+    None
+}
+
+/// A temporary folder removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> Self {
+        let path = std::env::temp_dir().join(format!(
+            "profbridge-{label}-{}-{}",
+            std::process::id(),
+            SeededRng::from_time().next_u64()
+        ));
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        Self(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// splitmix64: small, fast, and the same sequence for the same seed.
+#[derive(Debug, Clone)]
+pub struct SeededRng(u64);
+
+impl SeededRng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
+    }
+
+    fn from_time() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        Self(nanos)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..bound` (`bound` > 0).
+    pub fn below(&mut self, bound: usize) -> usize {
+        (self.next_u64() % bound as u64) as usize
+    }
+
+    /// A copy of `data` with 1 to 8 random edits: flipped bits, random bytes,
+    /// inserted or deleted bytes.
+    pub fn mutate(&mut self, data: &[u8]) -> Vec<u8> {
+        let mut out = data.to_vec();
+        for _ in 0..=self.below(8) {
+            let at = self.below(out.len().max(1));
+            match self.below(4) {
+                0 if !out.is_empty() => out[at] ^= 1 << self.below(8),
+                1 if !out.is_empty() => out[at] = self.next_u64() as u8,
+                2 => out.insert(at.min(out.len()), self.next_u64() as u8),
+                _ if !out.is_empty() => {
+                    out.remove(at);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Times profbridge against google/pprof on the same files, in one run, and
+# prints the ratio. The Go side is scripts/go-roundtrip, built in GOPATH mode
+# against Debian's golang-github-google-pprof-dev.
+#
+# Usage: scripts/bench-vs-go.sh [ROUNDS]     (default 5 rounds of 20 iterations)
+# Needs: cargo, go, golang-github-google-pprof-dev, and the corpus
+# (PROFBRIDGE_CORPUS, else ../shared/corpus).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+corpus=${PROFBRIDGE_CORPUS:-$root/../shared/corpus}
+rounds=${1:-5}
+iterations=20
+gopath=/usr/share/gocode
+
+[ -f "$gopath/src/github.com/google/pprof/profile/profile.go" ] || {
+  echo "missing $gopath/src/github.com/google/pprof: apt-get install golang-github-google-pprof-dev" >&2
+  exit 1
+}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-pprof --example roundtrip
+ours="$root/target/release/examples/roundtrip"
+(cd "$root/scripts/go-roundtrip" &&
+  GOPATH=$gopath GO111MODULE=off GOFLAGS= GOCACHE="$work/gocache" go build -o "$work/go-roundtrip" .)
+theirs="$work/go-roundtrip"
+
+field() { sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
+
+# Runs both sides alternately, keeps each side's best round, prints a row.
+compare() {
+  local label=$1 file=$2 level=$3
+  local best_ours= best_theirs= out_ours= out_theirs=
+  for _ in $(seq "$rounds"); do
+    local line ns
+    line=$("$theirs" "$file" "$iterations")
+    ns=$(field ns_per_op <<<"$line"); out_theirs=$(field bytes_out <<<"$line")
+    if [ -z "$best_theirs" ] || [ "$ns" -lt "$best_theirs" ]; then best_theirs=$ns; fi
+    line=$("$ours" "$file" "$iterations" "$level")
+    ns=$(field ns_per_op <<<"$line"); out_ours=$(field bytes_out <<<"$line")
+    if [ -z "$best_ours" ] || [ "$ns" -lt "$best_ours" ]; then best_ours=$ns; fi
+  done
+  awk -v l="$label" -v o="$best_ours" -v t="$best_theirs" -v ob="$out_ours" -v tb="$out_theirs" \
+    'BEGIN { printf "%-34s %10.2f %10.2f %8.2fx %11d %11d\n", l, o/1e6, t/1e6, t/o, ob, tb }'
+}
+
+printf "%-34s %10s %10s %9s %11s %11s\n" "gz -> parse -> gz" "ours ms" "go ms" "speedup" "ours bytes" "go bytes"
+compare "large.cpu, gzip level 1 (default)" "$corpus/pprof/large.cpu" 1
+compare "large.cpu, gzip level 6 (go's)" "$corpus/pprof/large.cpu" 6
