@@ -11,6 +11,8 @@
 mod canonical;
 mod codec;
 mod dump;
+pub mod folded;
+pub mod legacy;
 mod strings;
 mod validate;
 
@@ -26,6 +28,8 @@ pub use codec::{
     EncodeOptions, DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
 pub use dump::dump;
+pub use folded::{parse_folded, write_folded, FoldedError, DEFAULT_FOLDED_SAMPLE_TYPE};
+pub use legacy::{parse_legacy, LegacyError};
 pub use proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 pub use strings::StringInterner;
 pub use validate::{validate, ValidationError};
