@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Times profbridge against google/pprof on the same files, in one run, and
 # prints the ratio. The Go side is scripts/go-roundtrip, built in GOPATH mode
-# against Debian's golang-github-google-pprof-dev.
+# against Debian's golang-github-google-pprof-dev. Inputs: the corpus's
+# large.cpu (pprof), and a generated 64-bit gperftools CPU profile of 200,000
+# records (crates/pprof/examples/gen_gperftools.rs), which both sides parse
+# with their legacy parsers before writing gzipped pprof.
 #
-# Usage: scripts/bench-vs-go.sh [ROUNDS]     (default 5 rounds of 20 iterations)
+# Usage: scripts/bench-vs-go.sh [ROUNDS]
+#   (default 5 rounds; 20 iterations a round for large.cpu, 5 for the
+#   gperftools profile)
 # Needs: cargo, go, golang-github-google-pprof-dev, and the corpus
 # (PROFBRIDGE_CORPUS, else ../shared/corpus).
 set -euo pipefail
@@ -21,8 +26,11 @@ gopath=/usr/share/gocode
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-pprof --example roundtrip
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-pprof \
+  --example roundtrip --example gen_gperftools
 ours="$root/target/release/examples/roundtrip"
+gperftools="$work/gperftools-200k.cpu"
+"$root/target/release/examples/gen_gperftools" "$gperftools" 200000 1 >/dev/null
 (cd "$root/scripts/go-roundtrip" &&
   GOPATH=$gopath GO111MODULE=off GOFLAGS= GOCACHE="$work/gocache" go build -o "$work/go-roundtrip" .)
 theirs="$work/go-roundtrip"
@@ -30,8 +38,9 @@ theirs="$work/go-roundtrip"
 field() { sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
 
 # Runs both sides alternately, keeps each side's best round, prints a row.
+# Usage: compare LABEL FILE GZIP_LEVEL [ITERATIONS]
 compare() {
-  local label=$1 file=$2 level=$3
+  local label=$1 file=$2 level=$3 iterations=${4:-$iterations}
   local best_ours= best_theirs= out_ours= out_theirs=
   for _ in $(seq "$rounds"); do
     local line ns
@@ -43,9 +52,10 @@ compare() {
     if [ -z "$best_ours" ] || [ "$ns" -lt "$best_ours" ]; then best_ours=$ns; fi
   done
   awk -v l="$label" -v o="$best_ours" -v t="$best_theirs" -v ob="$out_ours" -v tb="$out_theirs" \
-    'BEGIN { printf "%-34s %10.2f %10.2f %8.2fx %11d %11d\n", l, o/1e6, t/1e6, t/o, ob, tb }'
+    'BEGIN { printf "%-40s %10.2f %10.2f %8.2fx %11d %11d\n", l, o/1e6, t/1e6, t/o, ob, tb }'
 }
 
-printf "%-34s %10s %10s %9s %11s %11s\n" "gz -> parse -> gz" "ours ms" "go ms" "speedup" "ours bytes" "go bytes"
+printf "%-40s %10s %10s %9s %11s %11s\n" "parse -> pprof gz" "ours ms" "go ms" "speedup" "ours bytes" "go bytes"
 compare "large.cpu, gzip level 1 (default)" "$corpus/pprof/large.cpu" 1
 compare "large.cpu, gzip level 6 (go's)" "$corpus/pprof/large.cpu" 6
+compare "gperftools 200k records -> pprof gz" "$gperftools" 1 5

@@ -1,12 +1,15 @@
-//! Times gz → decode (with validation) → encode → gz on one file, the work
-//! scripts/bench-vs-go.sh compares with google/pprof's Parse + Write.
+//! Times parse → encode → gz on one file, the work scripts/bench-vs-go.sh
+//! compares with google/pprof's Parse + Write. The input is read by
+//! `parse_any`: pprof (gzipped or raw) is decoded with validation, and a
+//! legacy profile is parsed as google/pprof parses it, then validated, as
+//! google/pprof's Parse falls back to its legacy parsers and runs CheckValid.
 //!
 //! Usage: roundtrip FILE [ITERATIONS] [GZIP_LEVEL]
 //! Prints one line: `ns_per_op=N bytes_out=N`.
 
 use std::time::Instant;
 
-use profbridge_pprof::{decode, encode, Compression, DecodeOptions, EncodeOptions};
+use profbridge_pprof::{encode, parse_any, Compression, DecodeOptions, EncodeOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -18,6 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .next()
         .map_or(Ok(profbridge_pprof::DEFAULT_GZIP_LEVEL), |s| s.parse())?;
     let input = std::fs::read(&path)?;
+    let decode_options = DecodeOptions::default();
     let options = EncodeOptions {
         compression: Compression::Gzip { level },
     };
@@ -25,7 +29,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut bytes_out = 0;
     let start = Instant::now();
     for _ in 0..iterations {
-        let profile = decode(&input, &DecodeOptions::default())?;
+        let (profile, _format) =
+            parse_any(&input, &decode_options).map_err(|e| format!("{path}: {e}"))?;
         bytes_out = encode(&profile, &options).len();
     }
     let ns_per_op = start.elapsed().as_nanos() / u128::from(iterations.max(1));

@@ -7,9 +7,15 @@
 //! - [`canonicalize`] and [`canonical_eq`]: the canonical form that
 //!   round-trip tests compare (docs/mapping.md).
 //! - [`dump`]: the text google/pprof's `Profile.String()` prints.
+//! - [`parse_legacy`]: the legacy formats google/pprof reads (gperftools
+//!   CPU, heap, contention, thread, Go and Java text), parsed as it does.
+//! - [`parse_folded`] and [`write_folded`]: folded stacks.
+//! - [`detect_format`] and [`parse_any`]: any of the above from bytes.
 
+mod any;
 mod canonical;
 mod codec;
+mod detect;
 mod dump;
 pub mod folded;
 pub mod legacy;
@@ -22,14 +28,19 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/perftools.profiles.rs"));
 }
 
+pub use any::{parse_any, ParseError};
 pub use canonical::{canonical_diff, canonical_eq, canonicalize};
 pub use codec::{
     decode, decode_unvalidated, encode, is_gzip, Compression, DecodeError, DecodeOptions,
     EncodeOptions, DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
+pub use detect::{detect_format, DetectError, Detected, Format};
 pub use dump::dump;
-pub use folded::{parse_folded, write_folded, FoldedError, DEFAULT_FOLDED_SAMPLE_TYPE};
-pub use legacy::{parse_legacy, LegacyError};
+pub use folded::{
+    parse_folded, sample_type_index, write_folded, FoldedError, DEFAULT_FOLDED_SAMPLE_TYPE,
+};
+pub use legacy::{parse_legacy, sniff_legacy, LegacyError, LegacyKind};
 pub use proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 pub use strings::StringInterner;
+pub use validate::ids::{IdIndex, IdProblem};
 pub use validate::{validate, ValidationError};

@@ -1,4 +1,5 @@
-//! Truncated and mutated input never panics or hangs: decode answers Ok or Err.
+//! Truncated and mutated input never panics or hangs: parsing (pprof, legacy
+//! or folded, whichever the bytes look like) answers Ok or Err.
 
 #![allow(
     clippy::unwrap_used,
@@ -7,7 +8,7 @@
     clippy::indexing_slicing
 )]
 
-use profbridge_pprof::{decode, dump, DecodeOptions};
+use profbridge_pprof::{dump, parse_any, DecodeOptions};
 use profbridge_testkit::{corpus_files, SeededRng};
 
 const MUTATIONS_PER_FILE: usize = 10_000;
@@ -20,10 +21,10 @@ const HEAD: usize = 16 << 10;
 const TAIL: usize = 1 << 10;
 const SAMPLED_CUTS: usize = 4096;
 
-/// Decodes, and dumps what decodes when it is small (dumping large.cpu's
+/// Parses, and dumps what decodes when it is small (dumping large.cpu's
 /// 4 MB of text ten thousand times would only test `format!`).
 fn decode_and_dump(data: &[u8]) {
-    if let Ok(profile) = decode(data, &DecodeOptions::default()) {
+    if let Ok((profile, _)) = parse_any(data, &DecodeOptions::default()) {
         if data.len() <= EXHAUSTIVE_TRUNCATION_LIMIT {
             dump(&profile).expect("a decoded profile is valid, so it dumps");
         }

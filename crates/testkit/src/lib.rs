@@ -6,11 +6,15 @@
 )] // Test-only code: failing loudly is its job.
 
 //! Helpers shared by profbridge's tests: where the corpus is, whether an
-//! interop tool is present (and whether its absence is fatal), and a seeded
-//! random source.
+//! interop tool is present (and whether its absence is fatal), a seeded
+//! random source, and generated legacy profiles for benchmarks.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+mod gperftools;
+
+pub use gperftools::{gperftools_cpu_profile, GPERFTOOLS_PERIOD_US};
 
 /// Set to 1 (as `.ci/run` does) to make a missing interop tool a failure.
 pub const REQUIRE_INTEROP_VAR: &str = "PROFBRIDGE_REQUIRE_INTEROP";
@@ -115,14 +119,21 @@ pub fn require_tool(program: &str, probe_args: &[&str], purpose: &str) -> Option
     if works {
         return Some(PathBuf::from(program));
     }
-    let message = format!("`{program}` is not available; it is needed for {purpose}");
+    missing_prerequisite(&format!("`{program}`"), purpose);
+    None
+}
+
+/// Reports a missing prerequisite that [`require_tool`] cannot probe by
+/// running it, such as a library (`what` names it and the package that
+/// provides it): skips loudly, or panics when interop is required.
+pub fn missing_prerequisite(what: &str, purpose: &str) {
+    let message = format!("{what} is not available; it is needed for {purpose}");
     if interop_required() {
         panic!("{message} and {REQUIRE_INTEROP_VAR}=1");
     }
     say_loudly(&format!(
         "SKIPPED: {message}. Install it, or set {REQUIRE_INTEROP_VAR}=1 to fail instead."
     ));
-    None
 }
 
 /// A temporary folder removed on drop.

@@ -94,14 +94,25 @@ pub fn decode_unvalidated(input: &[u8], options: &DecodeOptions) -> Result<Profi
         });
     }
     if is_gzip(input) {
-        let raw = gzip::decompress(input, options.max_decompressed_bytes)?;
-        if raw.is_empty() {
-            return Err(DecodeError::Empty);
-        }
-        Ok(Profile::decode(raw.as_slice())?)
+        Ok(Profile::decode(gunzip(input, options)?.as_slice())?)
     } else {
         Ok(Profile::decode(input)?)
     }
+}
+
+/// Gunzips within the limits; the result is never empty.
+pub(crate) fn gunzip(input: &[u8], options: &DecodeOptions) -> Result<Vec<u8>, DecodeError> {
+    if input.len() > options.max_input_bytes {
+        return Err(DecodeError::InputTooLarge {
+            size: input.len(),
+            limit: options.max_input_bytes,
+        });
+    }
+    let raw = gzip::decompress(input, options.max_decompressed_bytes)?;
+    if raw.is_empty() {
+        return Err(DecodeError::Empty);
+    }
+    Ok(raw)
 }
 
 /// Encodes a profile as protobuf, gzipped unless `Compression::None`.

@@ -1,25 +1,26 @@
-//! Folded stacks (`frame;frame;frame value` per line), as Brendan Gregg's
-//! flame graph tools and Pyroscope's `format=folded` use.
+//! Folded stacks (`frame;frame;frame value` per line, root first), as
+//! Brendan Gregg's stackcollapse tools and Pyroscope's `format=folded` write
+//! them. docs/pprof.md describes the mapping to and from pprof.
 
-use thiserror::Error;
+mod error;
+mod parse;
+mod write;
+
+pub use error::FoldedError;
+pub use parse::parse_folded;
+pub use write::write_folded;
 
 use crate::Profile;
 
 /// The sample type folded input gets unless the caller names another.
 pub const DEFAULT_FOLDED_SAMPLE_TYPE: (&str, &str) = ("samples", "count");
 
-#[derive(Debug, Error, PartialEq, Eq)]
-pub enum FoldedError {
-    #[error("folded stacks: not implemented yet")]
-    NotImplemented,
-}
-
-/// Reads folded stacks into a pprof profile with one sample type.
-pub fn parse_folded(_text: &[u8], _sample_type: (&str, &str)) -> Result<Profile, FoldedError> {
-    Err(FoldedError::NotImplemented)
-}
-
-/// Writes folded stacks, root first, for the sample type at `sample_type`.
-pub fn write_folded(_profile: &Profile, _sample_type: usize) -> Result<String, FoldedError> {
-    Err(FoldedError::NotImplemented)
+/// The index of the first sample type whose type string is `name`.
+pub fn sample_type_index(profile: &Profile, name: &str) -> Option<usize> {
+    profile.sample_type.iter().position(|value_type| {
+        usize::try_from(value_type.r#type)
+            .ok()
+            .and_then(|index| profile.string_table.get(index))
+            .is_some_and(|type_name| type_name == name)
+    })
 }

@@ -3,14 +3,14 @@ use std::collections::HashMap;
 /// Finds a table entry's position from its id. Ids are usually small and
 /// dense, so a direct vector serves them; sparse ids fall back to a map.
 #[derive(Debug)]
-pub(crate) enum IdIndex {
+pub enum IdIndex {
     Direct(Vec<u32>),
     Sparse(HashMap<u64, usize>),
 }
 
 /// Why a table's ids cannot be indexed.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum IdProblem {
+pub enum IdProblem {
     Zero {
         index: usize,
     },
@@ -22,9 +22,7 @@ pub(crate) enum IdProblem {
 }
 
 impl IdIndex {
-    pub(crate) fn build(
-        ids: impl ExactSizeIterator<Item = u64> + Clone,
-    ) -> Result<Self, IdProblem> {
+    pub fn build(ids: impl ExactSizeIterator<Item = u64> + Clone) -> Result<Self, IdProblem> {
         let len = ids.len();
         let max_id = ids.clone().max().unwrap_or(0);
         let direct_limit = len.saturating_mul(4).saturating_add(64);
@@ -66,7 +64,7 @@ impl IdIndex {
     }
 
     /// Position in the table of the entry with this id.
-    pub(crate) fn position(&self, id: u64) -> Option<usize> {
+    pub fn position(&self, id: u64) -> Option<usize> {
         match self {
             Self::Direct(slots) => usize::try_from(id)
                 .ok()
@@ -76,7 +74,7 @@ impl IdIndex {
         }
     }
 
-    pub(crate) fn contains(&self, id: u64) -> bool {
+    pub fn contains(&self, id: u64) -> bool {
         self.position(id).is_some()
     }
 }

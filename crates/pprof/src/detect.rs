@@ -1,0 +1,208 @@
+//! Format detection: one function from bytes to the format they hold.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::codec::{gunzip, DecodeError, DecodeOptions};
+use crate::legacy::{sniff_legacy, LegacyKind};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// pprof's profile.proto.
+    Pprof,
+    Legacy(LegacyKind),
+    /// `frame;frame;frame value` lines.
+    Folded,
+    /// An OTLP ExportProfilesServiceRequest, protobuf.
+    OtlpProtobuf,
+    /// An OTLP ExportProfilesServiceRequest, JSON.
+    OtlpJson,
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Pprof => f.write_str("pprof"),
+            Self::Legacy(kind) => f.write_str(kind.name()),
+            Self::Folded => f.write_str("folded stacks"),
+            Self::OtlpProtobuf => f.write_str("OTLP protobuf"),
+            Self::OtlpJson => f.write_str("OTLP JSON"),
+        }
+    }
+}
+
+/// What the bytes hold, and whether they were gzipped around it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Detected {
+    pub format: Format,
+    pub gzipped: bool,
+}
+
+#[derive(Debug, Error)]
+pub enum DetectError {
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    #[error("unrecognized format; tried {}", tried_formats())]
+    Unrecognized,
+}
+
+fn tried_formats() -> String {
+    let mut names = vec!["pprof (gzipped or raw)".to_owned()];
+    names.extend(LegacyKind::ALL.iter().map(|kind| kind.name().to_owned()));
+    names.extend(["folded stacks", "OTLP protobuf", "OTLP JSON"].map(str::to_owned));
+    names.join(", ")
+}
+
+/// Detects the format of `data`, looking inside gzip.
+pub fn detect_format(data: &[u8], options: &DecodeOptions) -> Result<Detected, DetectError> {
+    detect_with_payload(data, options).map(|(detected, _)| detected)
+}
+
+/// Detection plus the bytes inside any gzip, for callers that go on to parse.
+pub(crate) fn detect_with_payload<'a>(
+    data: &'a [u8],
+    options: &DecodeOptions,
+) -> Result<(Detected, Cow<'a, [u8]>), DetectError> {
+    let gzipped = crate::is_gzip(data);
+    let payload = if gzipped {
+        Cow::Owned(gunzip(data, options)?)
+    } else {
+        if data.is_empty() {
+            return Err(DecodeError::Empty.into());
+        }
+        Cow::Borrowed(data)
+    };
+    let format = format_of(&payload).ok_or(DetectError::Unrecognized)?;
+    Ok((Detected { format, gzipped }, payload))
+}
+
+fn format_of(data: &[u8]) -> Option<Format> {
+    if let Some(kind) = sniff_legacy(data) {
+        return Some(Format::Legacy(kind));
+    }
+    if looks_like_otlp_json(data) {
+        return Some(Format::OtlpJson);
+    }
+    if looks_like_folded(data) {
+        return Some(Format::Folded);
+    }
+    protobuf_format(data)
+}
+
+fn looks_like_otlp_json(data: &[u8]) -> bool {
+    let trimmed = data.trim_ascii_start();
+    trimmed.starts_with(b"{")
+        && [
+            b"\"resourceProfiles\"".as_slice(),
+            b"\"resource_profiles\"".as_slice(),
+        ]
+        .iter()
+        .any(|key| trimmed.windows(key.len()).any(|window| window == *key))
+}
+
+/// Every line up to the 64th non-blank one is `frames value`.
+fn looks_like_folded(data: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return false;
+    };
+    let mut lines = text
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .take(64)
+        .peekable();
+    lines.peek().is_some()
+        && lines.all(|line| {
+            line.rsplit_once([' ', '\t'])
+                .is_some_and(|(frames, value)| {
+                    !frames.trim().is_empty() && value.parse::<i64>().is_ok()
+                })
+        })
+}
+
+/// pprof carries a string table (field 6); an OTLP request has only
+/// resource_profiles (1) and the dictionary (2).
+fn protobuf_format(data: &[u8]) -> Option<Format> {
+    let fields = top_level_fields(data)?;
+    if fields
+        .iter()
+        .any(|&(field, wire_type)| field == 6 && wire_type == 2)
+    {
+        return Some(Format::Pprof);
+    }
+    let otlp = !fields.is_empty()
+        && fields
+            .iter()
+            .all(|&(field, wire_type)| (field == 1 || field == 2) && wire_type == 2);
+    otlp.then_some(Format::OtlpProtobuf)
+}
+
+/// (field number, wire type) of each top-level field, or `None` when the
+/// bytes are not well-formed protobuf.
+fn top_level_fields(mut data: &[u8]) -> Option<Vec<(u64, u8)>> {
+    let mut fields = Vec::new();
+    while !data.is_empty() {
+        let key = read_varint(&mut data)?;
+        let (field, wire_type) = (key >> 3, (key & 7) as u8);
+        if field == 0 {
+            return None;
+        }
+        let skip = match wire_type {
+            0 => {
+                read_varint(&mut data)?;
+                0
+            }
+            1 => 8,
+            2 => usize::try_from(read_varint(&mut data)?).ok()?,
+            5 => 4,
+            _ => return None,
+        };
+        data = data.get(skip..)?;
+        fields.push((field, wire_type));
+    }
+    Some(fields)
+}
+
+fn read_varint(data: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = data.split_first()?;
+        *data = rest;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protobuf_shapes_are_told_apart() {
+        // field 6 (string table) with "", then field 1 (sample type).
+        assert_eq!(
+            protobuf_format(&[0x32, 0x00, 0x0a, 0x00]),
+            Some(Format::Pprof)
+        );
+        assert_eq!(
+            protobuf_format(&[0x0a, 0x00, 0x12, 0x00]),
+            Some(Format::OtlpProtobuf)
+        );
+        assert_eq!(protobuf_format(&[0x0a, 0x05, 0x00]), None);
+        assert_eq!(protobuf_format(&[0x08, 0x01]), None);
+    }
+
+    #[test]
+    fn folded_and_json_are_recognised() {
+        assert!(looks_like_folded(b"main;work 10\nmain;idle 3\n"));
+        assert!(!looks_like_folded(b"main;work ten\n"));
+        assert!(!looks_like_folded(b"\n\n"));
+        assert!(looks_like_otlp_json(b" {\"resourceProfiles\": []}"));
+        assert!(!looks_like_otlp_json(b"{\"other\": 1}"));
+    }
+}
