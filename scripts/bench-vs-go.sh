@@ -28,6 +28,12 @@ trap 'rm -rf "$work"' EXIT
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-pprof \
   --example roundtrip --example gen_gperftools
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-translate \
+  --example translate_roundtrip
+translate="$root/target/release/examples/translate_roundtrip"
+ebpf_otlp="$work/ebpf-like.otlp.pb"
+ebpf_pprof="$work/ebpf-like.pb.gz"
+"$translate" --ebpf-like "$ebpf_otlp" "$ebpf_pprof"
 ours="$root/target/release/examples/roundtrip"
 gperftools="$work/gperftools-200k.cpu"
 "$root/target/release/examples/gen_gperftools" "$gperftools" 200000 1 >/dev/null
@@ -59,3 +65,29 @@ printf "%-40s %10s %10s %9s %11s %11s\n" "parse -> pprof gz" "ours ms" "go ms" "
 compare "large.cpu, gzip level 1 (default)" "$corpus/pprof/large.cpu" 1
 compare "large.cpu, gzip level 6 (go's)" "$corpus/pprof/large.cpu" 6
 compare "gperftools 200k records -> pprof gz" "$gperftools" 1 5
+
+# Translation: ours against google/pprof's Parse + Write of the same profile
+# as pprof (google/pprof has no OTLP; that is the work it would do instead).
+# Usage: compare_translation LABEL OUR_INPUT GO_PPROF DIRECTION
+compare_translation() {
+  local label=$1 input=$2 pprof=$3 direction=$4
+  local best_ours= best_theirs=
+  for _ in $(seq "$rounds"); do
+    local line ns
+    line=$("$theirs" "$pprof" 10)
+    ns=$(field ns_per_op <<<"$line")
+    if [ -z "$best_theirs" ] || [ "$ns" -lt "$best_theirs" ]; then best_theirs=$ns; fi
+    line=$("$translate" "$input" 10)
+    ns=$(field "$direction" <<<"$line")
+    if [ -z "$best_ours" ] || [ "$ns" -lt "$best_ours" ]; then best_ours=$ns; fi
+  done
+  awk -v l="$label" -v o="$best_ours" -v t="$best_theirs" \
+    'BEGIN { printf "%-40s %10.2f %10.2f %8.2fx\n", l, o/1e6, t/1e6, t/o }'
+}
+
+echo
+printf "%-40s %10s %10s %9s\n" "translate (go: Parse+Write)" "ours ms" "go ms" "speedup"
+compare_translation "large.cpu: pprof.gz -> OTLP bytes" "$corpus/pprof/large.cpu" "$corpus/pprof/large.cpu" to_otlp_ns
+compare_translation "large.cpu: OTLP bytes -> pprof.gz" "$corpus/pprof/large.cpu" "$corpus/pprof/large.cpu" to_pprof_ns
+compare_translation "ebpf-like: pprof.gz -> OTLP bytes" "$ebpf_otlp" "$ebpf_pprof" to_otlp_ns
+compare_translation "ebpf-like: OTLP bytes -> pprof.gz" "$ebpf_otlp" "$ebpf_pprof" to_pprof_ns

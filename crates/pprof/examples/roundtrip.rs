@@ -9,6 +9,10 @@
 
 use std::time::Instant;
 
+// The profbridge binary runs on mimalloc; so do its benchmarks.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use profbridge_pprof::{encode, parse_any, Compression, DecodeOptions, EncodeOptions};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

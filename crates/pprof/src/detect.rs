@@ -123,29 +123,13 @@ fn looks_like_folded(data: &[u8]) -> bool {
 }
 
 /// pprof carries a string table (field 6); an OTLP request has only
-/// resource_profiles (1) and the dictionary (2).
-fn protobuf_format(data: &[u8]) -> Option<Format> {
-    let fields = top_level_fields(data)?;
-    if fields
-        .iter()
-        .any(|&(field, wire_type)| field == 6 && wire_type == 2)
-    {
-        return Some(Format::Pprof);
-    }
-    let otlp = !fields.is_empty()
-        && fields
-            .iter()
-            .all(|&(field, wire_type)| (field == 1 || field == 2) && wire_type == 2);
-    otlp.then_some(Format::OtlpProtobuf)
-}
-
-/// (field number, wire type) of each top-level field, or `None` when the
-/// bytes are not well-formed protobuf.
-fn top_level_fields(mut data: &[u8]) -> Option<Vec<(u64, u8)>> {
-    let mut fields = Vec::new();
+/// resource_profiles (1) and the dictionary (2). `None` when the bytes are
+/// not well-formed protobuf.
+fn protobuf_format(mut data: &[u8]) -> Option<Format> {
+    let (mut string_table, mut only_otlp_fields, mut fields) = (false, true, 0usize);
     while !data.is_empty() {
         let key = read_varint(&mut data)?;
-        let (field, wire_type) = (key >> 3, (key & 7) as u8);
+        let (field, wire_type) = (key >> 3, key & 7);
         if field == 0 {
             return None;
         }
@@ -160,9 +144,15 @@ fn top_level_fields(mut data: &[u8]) -> Option<Vec<(u64, u8)>> {
             _ => return None,
         };
         data = data.get(skip..)?;
-        fields.push((field, wire_type));
+        fields += 1;
+        string_table |= field == 6 && wire_type == 2;
+        only_otlp_fields &= (field == 1 || field == 2) && wire_type == 2;
     }
-    Some(fields)
+    if string_table {
+        Some(Format::Pprof)
+    } else {
+        (fields > 0 && only_otlp_fields).then_some(Format::OtlpProtobuf)
+    }
 }
 
 fn read_varint(data: &mut &[u8]) -> Option<u64> {

@@ -12,8 +12,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod ebpf;
 mod gperftools;
 
+pub use ebpf::ebpf_like_request;
 pub use gperftools::{gperftools_cpu_profile, GPERFTOOLS_PERIOD_US};
 
 /// Set to 1 (as `.ci/run` does) to make a missing interop tool a failure.

@@ -1,0 +1,20 @@
+//! Lossless pprof ⇄ OTLP Profiles (v1.11.0) translation, as
+//! docs/mapping.md specifies, with OTLP validation, OTLP/JSON and the
+//! linear dictionary merge.
+
+pub mod canonical;
+mod dictionary;
+pub mod json;
+pub mod keys;
+mod merge;
+pub mod otlp;
+mod reserved;
+mod to_otlp;
+mod to_pprof;
+pub mod validate;
+
+pub use dictionary::DictionaryBuilder;
+pub use merge::merge_requests;
+pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
+pub use to_pprof::{otlp_to_pprof, OtlpToPprof, PprofOutput, ToPprofOptions};
+pub use validate::{validate_request, OtlpError, ProfileRef, Validated};

@@ -1,0 +1,145 @@
+//! `profile.frame.types`: the frame type of each location of a sample,
+//! leaf first, as comma-separated run-length items `type` or `type*n`.
+//! An empty item means no type; `,`, `*` and `%` inside a type are
+//! %-escaped.
+
+use std::borrow::Cow;
+
+/// Encodes per-location types (leaf first); `None` when no frame is typed.
+pub(crate) fn encode<'a>(types: impl IntoIterator<Item = Option<&'a str>>) -> Option<String> {
+    let mut runs: Vec<(Option<&str>, usize)> = Vec::new();
+    for frame_type in types {
+        match runs.last_mut() {
+            Some((last, count)) if *last == frame_type => *count += 1,
+            _ => runs.push((frame_type, 1)),
+        }
+    }
+    if runs.iter().all(|(frame_type, _)| frame_type.is_none()) {
+        return None;
+    }
+    let items: Vec<String> = runs
+        .into_iter()
+        .map(|(frame_type, count)| {
+            let name = frame_type.map(escape).unwrap_or_default();
+            if count == 1 {
+                name
+            } else {
+                format!("{name}*{count}")
+            }
+        })
+        .collect();
+    Some(items.join(","))
+}
+
+/// Decodes a label value for a stack of `depth` locations; `None` when it
+/// does not parse or its runs do not add up to `depth`. Types without
+/// escapes borrow from `value`.
+pub(crate) fn decode(value: &str, depth: usize) -> Option<Vec<Option<Cow<'_, str>>>> {
+    let mut types = Vec::with_capacity(depth);
+    for item in value.split(',') {
+        let (name, count) = match item.rsplit_once('*') {
+            Some((name, count)) => (name, count.parse::<usize>().ok().filter(|&n| n > 0)?),
+            None => (item, 1),
+        };
+        if types.len() + count > depth {
+            return None;
+        }
+        let frame_type = match name {
+            "" => None,
+            plain if !plain.contains('%') && !plain.contains(['*', ',']) => {
+                Some(Cow::Borrowed(plain))
+            }
+            escaped => Some(Cow::Owned(unescape(escaped)?)),
+        };
+        types.extend(std::iter::repeat_n(frame_type, count));
+    }
+    (types.len() == depth).then_some(types)
+}
+
+fn escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            ',' => out.push_str("%2C"),
+            '*' => out.push_str("%2A"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Reverses `escape`; `None` on a stray `%`, `*` or `,`.
+fn unescape(text: &str) -> Option<String> {
+    unescape_except(text, &['*', ','])
+}
+
+/// Decodes `%XX` escapes; `None` on a bad escape or a `forbidden` char.
+pub(crate) fn unescape_except(text: &str, forbidden: &[char]) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '%' {
+            let code = rest.get(1..3)?;
+            out.push(char::from(u8::from_str_radix(code, 16).ok()?));
+            rest = rest.get(3..)?;
+            continue;
+        }
+        if forbidden.contains(&c) {
+            return None;
+        }
+        out.push(c);
+        rest = rest.get(c.len_utf8()..)?;
+    }
+    Some(out)
+}
+
+/// %-escapes `%`, `,` and `:` (for keys and units of `otel.attr_types`).
+pub(crate) fn escape_key(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            ',' => out.push_str("%2C"),
+            ':' => out.push_str("%3A"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_round_trip() {
+        let types = [
+            Some("kernel"),
+            Some("kernel"),
+            None,
+            Some("native"),
+            Some("a,b*c%"),
+        ];
+        let encoded = encode(types).unwrap();
+        assert_eq!(encoded, "kernel*2,,native,a%2Cb%2Ac%25");
+        let decoded = decode(&encoded, 5).unwrap();
+        let decoded: Vec<Option<&str>> = decoded.iter().map(|t| t.as_deref()).collect();
+        assert_eq!(decoded, types);
+        assert_eq!(encode([None, None]), None);
+    }
+
+    #[test]
+    fn bad_values_do_not_decode() {
+        assert_eq!(decode("kernel*2", 3), None);
+        assert_eq!(decode("kernel*0", 0), None);
+        assert_eq!(decode("kernel*x", 1), None);
+        assert_eq!(decode("a%2", 1), None);
+        assert_eq!(decode("kernel,native", 1), None);
+        assert_eq!(decode(",", 2), Some(vec![None, None]));
+        assert_eq!(
+            decode("a%2Cb", 1),
+            Some(vec![Some(Cow::Owned("a,b".to_owned()))])
+        );
+    }
+}

@@ -1,0 +1,5 @@
+//! The reserved pprof labels that carry what pprof has no field for.
+
+pub(crate) mod attr_types;
+pub(crate) mod frame_types;
+pub(crate) mod hex;

@@ -1,0 +1,382 @@
+//! pprof → OTLP, as docs/mapping.md specifies.
+
+mod labels;
+mod tables;
+
+use rustc_hash::FxHashMap;
+use thiserror::Error;
+
+use profbridge_pprof::{validate, Profile as Pprof, ValidationError};
+
+use crate::dictionary::DictionaryBuilder;
+use crate::keys::{
+    COMMENT, DEFAULT_SAMPLE_TYPE, DOC_URL, DROP_FRAMES, KEEP_FRAMES, SAMPLE_TYPE_ORDER,
+};
+use crate::otlp::{
+    array_value, int_value, string_value, ExportProfilesServiceRequest, InstrumentationScope,
+    KeyValue, Profile, Resource, ResourceProfiles, Sample, ScopeProfiles, ValueType,
+};
+pub use labels::LabelError;
+use labels::LabelValue;
+use tables::Tables;
+
+/// One pprof profile to convert, with the resource it comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct PprofInput<'a> {
+    pub profile: &'a Pprof,
+    pub resource_attributes: &'a [KeyValue],
+    /// The instrumentation scope to report, when it is not profbridge's
+    /// (for example the one an OTLP → pprof conversion handed back).
+    pub scope: Option<&'a InstrumentationScope>,
+    /// The bytes the profile was read from, kept when the options ask.
+    pub original_payload: Option<&'a [u8]>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ToOtlpOptions {
+    pub scope_name: String,
+    pub scope_version: String,
+    /// Drop `timestamp_ns` labels and sum the samples they split.
+    pub aggregate_timestamps: bool,
+    /// Keep the input bytes as `original_payload` (format "pprof").
+    pub original_payload: bool,
+}
+
+impl Default for ToOtlpOptions {
+    fn default() -> Self {
+        Self {
+            scope_name: "profbridge".to_owned(),
+            scope_version: env!("CARGO_PKG_VERSION").to_owned(),
+            aggregate_timestamps: false,
+            original_payload: false,
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ToOtlpError {
+    #[error("invalid pprof: {0}")]
+    Invalid(#[from] ValidationError),
+    #[error("sample {sample}: {source}")]
+    Label { sample: usize, source: LabelError },
+}
+
+/// The request, and the inputs (by position) that could not be converted.
+#[derive(Debug, Default)]
+pub struct PprofToOtlp {
+    pub request: ExportProfilesServiceRequest,
+    pub rejected: Vec<(usize, ToOtlpError)>,
+}
+
+/// Converts several pprof profiles into one request with a shared
+/// dictionary. An input that cannot be converted is reported and skipped.
+pub fn pprof_to_otlp(inputs: &[PprofInput<'_>], options: &ToOtlpOptions) -> PprofToOtlp {
+    let mut dictionary = DictionaryBuilder::new();
+    let mut out = PprofToOtlp::default();
+    for (index, input) in inputs.iter().enumerate() {
+        match convert(input, options, &mut dictionary) {
+            Ok(resource) => push_resource(&mut out.request.resource_profiles, resource),
+            Err(error) => out.rejected.push((index, error)),
+        }
+    }
+    out.request.dictionary = Some(dictionary.finish());
+    out
+}
+
+/// Consecutive inputs from the same resource share one ResourceProfiles.
+fn push_resource(resources: &mut Vec<ResourceProfiles>, resource: ResourceProfiles) {
+    match resources.last_mut() {
+        Some(last)
+            if last.resource == resource.resource && last.schema_url == resource.schema_url =>
+        {
+            last.scope_profiles.extend(resource.scope_profiles);
+        }
+        _ => resources.push(resource),
+    }
+}
+
+/// One OTLP sample identity: stack, attributes, link.
+type Identity = (i32, Vec<i32>, i32);
+
+/// pprof samples merged by identity; timestamped ones keep one observation
+/// per pprof sample, and only consecutive ones share a row, so that the
+/// pprof sample order survives the round trip.
+struct Row {
+    identity: Identity,
+    values: Vec<i64>,
+    observations: Vec<(u64, Vec<i64>)>,
+}
+
+fn convert(
+    input: &PprofInput<'_>,
+    options: &ToOtlpOptions,
+    dictionary: &mut DictionaryBuilder,
+) -> Result<ResourceProfiles, ToOtlpError> {
+    let p = input.profile;
+    validate(p)?;
+    let text = |index: i64| {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| p.string_table.get(i))
+            .map_or("", String::as_str)
+    };
+
+    let sample_labels: Vec<Vec<(&str, LabelValue<'_>)>> = p
+        .sample
+        .iter()
+        .map(|sample| {
+            sample
+                .label
+                .iter()
+                .filter_map(|label| {
+                    let (key, value, unit) =
+                        (text(label.key), text(label.str), text(label.num_unit));
+                    if !value.is_empty() {
+                        Some((key, LabelValue::Str(value)))
+                    } else if label.num != 0 || !unit.is_empty() {
+                        Some((key, LabelValue::Num(label.num, unit)))
+                    } else {
+                        None
+                    }
+                })
+                .collect()
+        })
+        .collect();
+
+    let mut tables = Tables::new(p, &text, dictionary);
+    let mut converted = Vec::with_capacity(p.sample.len());
+    let mut cache = labels::LabelCache::default();
+    for (index, (sample, labels)) in p.sample.iter().zip(&sample_labels).enumerate() {
+        let labels = labels::convert(
+            labels,
+            sample.location_id.len(),
+            options.aggregate_timestamps,
+            tables.dictionary(),
+            &mut cache,
+        )
+        .map_err(|source| ToOtlpError::Label {
+            sample: index,
+            source,
+        })?;
+        tables.note_frame_types(&sample.location_id, labels.frame_types.as_deref());
+        converted.push(labels);
+    }
+    tables.intern_in_table_order();
+
+    let types = p.sample_type.len();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut plain_rows: FxHashMap<Identity, usize> = FxHashMap::default();
+    let mut last_row: Option<usize> = None;
+    let mut scratch = Vec::new();
+    for (sample, labels) in p.sample.iter().zip(converted) {
+        let stack = tables.stack(
+            &sample.location_id,
+            labels.frame_types.as_deref(),
+            &mut scratch,
+        );
+        let link = labels.link.map_or(0, |link| tables.dictionary().link(link));
+        let identity = (stack, labels.attributes, link);
+        let row = match labels.timestamp {
+            None => *plain_rows.entry(identity.clone()).or_insert_with(|| {
+                rows.push(Row {
+                    identity,
+                    values: vec![0; types],
+                    observations: Vec::new(),
+                });
+                rows.len() - 1
+            }),
+            Some(timestamp) => {
+                let continues = last_row
+                    .and_then(|r| rows.get(r))
+                    .is_some_and(|r| !r.observations.is_empty() && r.identity == identity);
+                let row = match last_row {
+                    Some(r) if continues => r,
+                    _ => {
+                        rows.push(Row {
+                            identity,
+                            values: Vec::new(),
+                            observations: Vec::new(),
+                        });
+                        rows.len() - 1
+                    }
+                };
+                if let Some(r) = rows.get_mut(row) {
+                    r.observations.push((timestamp, sample.value.clone()));
+                }
+                row
+            }
+        };
+        if labels.timestamp.is_none() {
+            if let Some(r) = rows.get_mut(row) {
+                for (total, value) in r.values.iter_mut().zip(&sample.value) {
+                    *total = total.wrapping_add(*value);
+                }
+            }
+        }
+        last_row = Some(row);
+    }
+
+    let dictionary = tables.into_dictionary();
+    let order = sample_type_order(p, &text);
+    let profile_attributes = profile_attributes(p, &text, dictionary);
+    let period_type = p.period_type.map(|vt| ValueType {
+        type_strindex: dictionary.string(text(vt.r#type)),
+        unit_strindex: dictionary.string(text(vt.unit)),
+    });
+    let columns: Vec<Option<usize>> = if order.is_empty() {
+        vec![None]
+    } else {
+        order.iter().copied().map(Some).collect()
+    };
+    let profiles = columns
+        .iter()
+        .enumerate()
+        .map(|(position, &column)| {
+            let sample_type = column
+                .and_then(|c| p.sample_type.get(c))
+                .map(|vt| ValueType {
+                    type_strindex: dictionary.string(text(vt.r#type)),
+                    unit_strindex: dictionary.string(text(vt.unit)),
+                });
+            let value_of = |values: &[i64]| column.and_then(|c| values.get(c).copied());
+            let samples = rows
+                .iter()
+                .map(|row| Sample {
+                    stack_index: row.identity.0,
+                    attribute_indices: row.identity.1.clone(),
+                    link_index: row.identity.2,
+                    values: if row.observations.is_empty() {
+                        value_of(&row.values).into_iter().collect()
+                    } else {
+                        row.observations
+                            .iter()
+                            .filter_map(|(_, v)| value_of(v))
+                            .collect()
+                    },
+                    timestamps_unix_nano: row.observations.iter().map(|(t, _)| *t).collect(),
+                })
+                .collect();
+            let payload = input
+                .original_payload
+                .filter(|_| options.original_payload && position == 0);
+            Profile {
+                sample_type,
+                samples,
+                time_unix_nano: p.time_nanos as u64,
+                duration_nano: p.duration_nanos as u64,
+                period_type,
+                period: p.period,
+                original_payload_format: if payload.is_some() {
+                    "pprof".to_owned()
+                } else {
+                    String::new()
+                },
+                original_payload: payload.map(<[u8]>::to_vec).unwrap_or_default(),
+                attribute_indices: profile_attributes.clone(),
+                ..Profile::default()
+            }
+        })
+        .collect();
+
+    Ok(ResourceProfiles {
+        resource: Some(Resource {
+            attributes: input.resource_attributes.to_vec(),
+            ..Resource::default()
+        }),
+        scope_profiles: vec![ScopeProfiles {
+            scope: Some(instrumentation_scope(
+                input.scope,
+                options,
+                scope_attributes(p, &text, &order),
+            )),
+            profiles,
+            schema_url: String::new(),
+        }],
+        schema_url: String::new(),
+    })
+}
+
+/// The given scope (or profbridge's), with the `pprof.scope.*` attributes
+/// of this profile in place of any it had.
+fn instrumentation_scope(
+    given: Option<&InstrumentationScope>,
+    options: &ToOtlpOptions,
+    pprof_attributes: Vec<KeyValue>,
+) -> InstrumentationScope {
+    let mut scope = given.cloned().unwrap_or_else(|| InstrumentationScope {
+        name: options.scope_name.clone(),
+        version: options.scope_version.clone(),
+        ..InstrumentationScope::default()
+    });
+    scope
+        .attributes
+        .retain(|kv| kv.key != DEFAULT_SAMPLE_TYPE && kv.key != SAMPLE_TYPE_ORDER);
+    scope.attributes.extend(pprof_attributes);
+    scope
+}
+
+/// pprof indexes of the OTLP profiles: the default sample type first (the
+/// first type named `default_sample_type`, else the last), then the others
+/// in pprof order.
+fn sample_type_order<'a>(p: &Pprof, text: &impl Fn(i64) -> &'a str) -> Vec<usize> {
+    let n = p.sample_type.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let default_name = text(p.default_sample_type);
+    let default = p
+        .sample_type
+        .iter()
+        .position(|vt| !default_name.is_empty() && text(vt.r#type) == default_name)
+        .unwrap_or(n - 1);
+    std::iter::once(default)
+        .chain((0..n).filter(|&i| i != default))
+        .collect()
+}
+
+fn scope_attributes<'a>(
+    p: &Pprof,
+    text: &impl Fn(i64) -> &'a str,
+    order: &[usize],
+) -> Vec<KeyValue> {
+    let mut attributes = Vec::new();
+    let default_name = text(p.default_sample_type);
+    if !default_name.is_empty() {
+        attributes.push(crate::otlp::key_value(
+            DEFAULT_SAMPLE_TYPE,
+            string_value(default_name),
+        ));
+    }
+    if order
+        .iter()
+        .enumerate()
+        .any(|(i, &pprof_index)| i != pprof_index)
+    {
+        let perm = order.iter().map(|&i| int_value(i as i64)).collect();
+        attributes.push(crate::otlp::key_value(SAMPLE_TYPE_ORDER, array_value(perm)));
+    }
+    attributes
+}
+
+fn profile_attributes<'a>(
+    p: &Pprof,
+    text: &impl Fn(i64) -> &'a str,
+    dictionary: &mut DictionaryBuilder,
+) -> Vec<i32> {
+    let mut attributes = Vec::new();
+    if !p.comment.is_empty() {
+        let comments = p.comment.iter().map(|&c| string_value(text(c))).collect();
+        attributes.push(dictionary.attribute(COMMENT, array_value(comments), ""));
+    }
+    for (key, index) in [
+        (DROP_FRAMES, p.drop_frames),
+        (KEEP_FRAMES, p.keep_frames),
+        (DOC_URL, p.doc_url),
+    ] {
+        let value = text(index);
+        if !value.is_empty() {
+            attributes.push(dictionary.attribute(key, string_value(value), ""));
+        }
+    }
+    attributes
+}

@@ -1,0 +1,270 @@
+//! pprof mappings, functions and locations as OTLP dictionary entries,
+//! interned in pprof table order so that the order survives the round trip.
+
+use std::borrow::Cow;
+
+use profbridge_pprof::{IdIndex, Profile as Pprof};
+
+use crate::dictionary::DictionaryBuilder;
+use crate::keys::{BUILD_ID_GNU, BUILD_ID_GO, FRAME_TYPE, IS_FOLDED, MAPPING_FLAGS};
+use crate::otlp::{bool_value, string_value, Function, Line, Location, Mapping};
+
+pub(super) struct Tables<'p, 'd, F> {
+    p: &'p Pprof,
+    text: &'d F,
+    dictionary: &'d mut DictionaryBuilder,
+    locations: Option<IdIndex>,
+    mappings: Option<IdIndex>,
+    functions: Option<IdIndex>,
+    /// Per pprof location: its OTLP index without a frame type (-1 while
+    /// unused, 0 until interned)...
+    untyped: Vec<i32>,
+    /// ...and with each frame type samples give it, first use first.
+    typed: Vec<Vec<(String, i32)>>,
+}
+
+const UNUSED: i32 = -1;
+
+impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
+    pub fn new(p: &'p Pprof, text: &'d F, dictionary: &'d mut DictionaryBuilder) -> Self {
+        Self {
+            p,
+            text,
+            dictionary,
+            locations: IdIndex::build(p.location.iter().map(|l| l.id)).ok(),
+            mappings: IdIndex::build(p.mapping.iter().map(|m| m.id)).ok(),
+            functions: IdIndex::build(p.function.iter().map(|f| f.id)).ok(),
+            untyped: vec![UNUSED; p.location.len()],
+            typed: vec![Vec::new(); p.location.len()],
+        }
+    }
+
+    pub fn dictionary(&mut self) -> &mut DictionaryBuilder {
+        self.dictionary
+    }
+
+    pub fn into_dictionary(self) -> &'d mut DictionaryBuilder {
+        self.dictionary
+    }
+
+    fn location_position(&self, id: u64) -> Option<usize> {
+        self.locations.as_ref()?.position(id)
+    }
+
+    /// Records which frame type each location of a sample has.
+    pub fn note_frame_types(
+        &mut self,
+        location_ids: &[u64],
+        types: Option<&[Option<Cow<'_, str>>]>,
+    ) {
+        for (i, &id) in location_ids.iter().enumerate() {
+            let Some(position) = self.location_position(id) else {
+                continue;
+            };
+            match types.and_then(|t| t.get(i)).and_then(Option::as_ref) {
+                None => {
+                    if let Some(slot) = self.untyped.get_mut(position) {
+                        *slot = (*slot).max(0);
+                    }
+                }
+                Some(frame_type) => {
+                    if let Some(variants) = self.typed.get_mut(position) {
+                        if !variants.iter().any(|(t, _)| t == frame_type) {
+                            variants.push((frame_type.to_string(), 0));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn is_used(&self, position: usize) -> bool {
+        self.untyped.get(position).is_some_and(|&i| i != UNUSED)
+            || self.typed.get(position).is_some_and(|t| !t.is_empty())
+    }
+
+    /// Interns the used mappings, functions and locations, each table in
+    /// pprof order.
+    pub fn intern_in_table_order(&mut self) {
+        let p = self.p;
+        let mut mapping_used = vec![false; p.mapping.len()];
+        let mut function_used = vec![false; p.function.len()];
+        for (position, location) in p.location.iter().enumerate() {
+            if !self.is_used(position) {
+                continue;
+            }
+            if let Some(slot) = self
+                .mapping_position(location.mapping_id)
+                .and_then(|i| mapping_used.get_mut(i))
+            {
+                *slot = true;
+            }
+            for line in &location.line {
+                if let Some(slot) = self
+                    .function_position(line.function_id)
+                    .and_then(|i| function_used.get_mut(i))
+                {
+                    *slot = true;
+                }
+            }
+        }
+        let mapping_index: Vec<i32> = p
+            .mapping
+            .iter()
+            .zip(&mapping_used)
+            .map(|(m, &used)| if used { self.intern_mapping(m) } else { 0 })
+            .collect();
+        let function_index: Vec<i32> = p
+            .function
+            .iter()
+            .zip(&function_used)
+            .map(|(f, &used)| if used { self.intern_function(f) } else { 0 })
+            .collect();
+
+        for (position, location) in p.location.iter().enumerate() {
+            if !self.is_used(position) {
+                continue;
+            }
+            let mapping_index = self
+                .mapping_position(location.mapping_id)
+                .and_then(|i| mapping_index.get(i).copied())
+                .unwrap_or(0);
+            let lines: Vec<Line> = location
+                .line
+                .iter()
+                .map(|line| Line {
+                    function_index: self
+                        .function_position(line.function_id)
+                        .and_then(|i| function_index.get(i).copied())
+                        .unwrap_or(0),
+                    line: line.line,
+                    column: line.column,
+                })
+                .collect();
+            let folded: Vec<i32> = location
+                .is_folded
+                .then(|| self.dictionary.attribute(IS_FOLDED, bool_value(true), ""))
+                .into_iter()
+                .collect();
+            let base = Location {
+                mapping_index,
+                address: location.address,
+                lines,
+                attribute_indices: folded,
+            };
+            if self.untyped.get(position).is_some_and(|&i| i != UNUSED) {
+                let index = self.dictionary.location(base.clone());
+                if let Some(slot) = self.untyped.get_mut(position) {
+                    *slot = index;
+                }
+            }
+            let typed = self
+                .typed
+                .get_mut(position)
+                .map(std::mem::take)
+                .unwrap_or_default();
+            let mut interned = Vec::with_capacity(typed.len());
+            for (frame_type, _) in typed {
+                let mut variant = base.clone();
+                variant.attribute_indices.push(self.dictionary.attribute(
+                    FRAME_TYPE,
+                    string_value(frame_type.as_str()),
+                    "",
+                ));
+                let index = self.dictionary.location(variant);
+                interned.push((frame_type, index));
+            }
+            if let Some(slot) = self.typed.get_mut(position) {
+                *slot = interned;
+            }
+        }
+    }
+
+    fn mapping_position(&self, id: u64) -> Option<usize> {
+        self.mappings.as_ref()?.position(id)
+    }
+
+    fn function_position(&self, id: u64) -> Option<usize> {
+        self.functions.as_ref()?.position(id)
+    }
+
+    fn intern_mapping(&mut self, m: &profbridge_pprof::Mapping) -> i32 {
+        let text = self.text;
+        let mut attribute_indices = Vec::new();
+        let build_id = text(m.build_id);
+        if !build_id.is_empty() {
+            let key = if looks_like_go_build_id(build_id) {
+                BUILD_ID_GO
+            } else {
+                BUILD_ID_GNU
+            };
+            attribute_indices.push(self.dictionary.attribute(key, string_value(build_id), ""));
+        }
+        let flags = [
+            m.has_functions,
+            m.has_filenames,
+            m.has_line_numbers,
+            m.has_inline_frames,
+        ];
+        for (key, set) in MAPPING_FLAGS.iter().zip(flags) {
+            if set {
+                attribute_indices.push(self.dictionary.attribute(key, bool_value(true), ""));
+            }
+        }
+        let filename_strindex = self.dictionary.string(text(m.filename));
+        self.dictionary.mapping(Mapping {
+            memory_start: m.memory_start,
+            memory_limit: m.memory_limit,
+            file_offset: m.file_offset,
+            filename_strindex,
+            attribute_indices,
+        })
+    }
+
+    fn intern_function(&mut self, f: &profbridge_pprof::Function) -> i32 {
+        let text = self.text;
+        let function = Function {
+            name_strindex: self.dictionary.string(text(f.name)),
+            system_name_strindex: self.dictionary.string(text(f.system_name)),
+            filename_strindex: self.dictionary.string(text(f.filename)),
+            start_line: f.start_line,
+        };
+        self.dictionary.function(function)
+    }
+
+    /// The stack of a sample, as OTLP location indexes; `scratch` is a
+    /// buffer reused across samples.
+    pub fn stack(
+        &mut self,
+        location_ids: &[u64],
+        types: Option<&[Option<Cow<'_, str>>]>,
+        scratch: &mut Vec<i32>,
+    ) -> i32 {
+        scratch.clear();
+        scratch.extend(location_ids.iter().enumerate().map(|(i, &id)| {
+            let Some(position) = self.location_position(id) else {
+                return 0;
+            };
+            match types.and_then(|t| t.get(i)).and_then(Option::as_deref) {
+                None => self.untyped.get(position).copied().unwrap_or(0),
+                Some(frame_type) => self
+                    .typed
+                    .get(position)
+                    .and_then(|vs| vs.iter().find(|(t, _)| t == frame_type))
+                    .map_or(0, |(_, index)| *index),
+            }
+        }));
+        self.dictionary.stack(scratch)
+    }
+}
+
+/// Go build ids are `/`-joined base64url segments; GNU ones are hex.
+pub(crate) fn looks_like_go_build_id(build_id: &str) -> bool {
+    let segments: Vec<&str> = build_id.split('/').collect();
+    segments.len() >= 2
+        && segments.iter().all(|s| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}

@@ -1,0 +1,453 @@
+//! Builds one pprof from a group of OTLP profiles.
+
+use rustc_hash::FxHashMap;
+
+use profbridge_pprof::{
+    Function, Label, Line, Location, Mapping, Profile as Pprof, Sample, StringInterner, ValueType,
+};
+
+use super::labels::{attribute_labels, LabelOut};
+use super::rows::{collect_rows, Row};
+use super::{profile_attributes, string_at, ToPprofOptions};
+use crate::keys::{
+    ATTR_TYPES_LABEL, BUILD_ID_GNU, BUILD_ID_GO, BUILD_ID_HTLHASH, COMMENT, DEFAULT_SAMPLE_TYPE,
+    DOC_URL, DROP_FRAMES, FRAME_TYPE, FRAME_TYPES_LABEL, IS_FOLDED, KEEP_FRAMES, MAPPING_FLAGS,
+    SAMPLE_TYPE_ORDER, SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
+};
+use crate::otlp::{any_value, resolve_strings, AnyValue, KeyValue, Profile, ProfilesDictionary};
+use crate::reserved::{attr_types, frame_types, hex};
+
+pub(super) fn pprof_of_group(
+    group: &[&Profile],
+    dictionary: &ProfilesDictionary,
+    scope_attributes: &[KeyValue],
+    copied: &[&KeyValue],
+    options: &ToPprofOptions,
+) -> Pprof {
+    let mut builder = Builder {
+        d: dictionary,
+        strings: StringInterner::new(),
+        out: Pprof::default(),
+    };
+    let typed = group.iter().any(|p| p.sample_type.is_some());
+    let width = if typed { group.len() } else { 0 };
+    let perm = sample_type_order(scope_attributes, width);
+    let columns: Vec<(&Profile, Option<usize>)> = group
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, if typed { perm.get(i).copied() } else { None }))
+        .collect();
+
+    let mut sample_types = vec![ValueType::default(); width];
+    for &(profile, column) in &columns {
+        if let Some(slot) = column.and_then(|c| sample_types.get_mut(c)) {
+            *slot = builder.value_type(profile.sample_type.as_ref());
+        }
+    }
+    builder.out.sample_type = sample_types;
+    let default_name = match scope_string(scope_attributes, DEFAULT_SAMPLE_TYPE) {
+        Some(name) => name,
+        None if width == 0 || perm.first() == Some(&(width - 1)) => String::new(),
+        None => group
+            .first()
+            .and_then(|p| p.sample_type.as_ref())
+            .map(|vt| string_at(&dictionary.string_table, vt.type_strindex).to_owned())
+            .unwrap_or_default(),
+    };
+    builder.out.default_sample_type = builder.strings.intern(&default_name);
+
+    if let Some(first) = group.first() {
+        builder.profile_fields(first);
+    }
+    let rows = collect_rows(&columns, width, options.aggregate_timestamps);
+    let tables = builder.tables(&rows);
+    for row in &rows {
+        builder.samples(row, &tables, copied);
+    }
+    builder.out.string_table = builder.strings.into_table();
+    builder.out
+}
+
+/// pprof index of each OTLP profile: `pprof.scope.sample_type_order` when
+/// it is a permutation of 0..n, else OTLP order.
+fn sample_type_order(scope_attributes: &[KeyValue], n: usize) -> Vec<usize> {
+    let identity: Vec<usize> = (0..n).collect();
+    let Some(value) = scope_attributes
+        .iter()
+        .find(|kv| kv.key == SAMPLE_TYPE_ORDER)
+        .and_then(|kv| kv.value.as_ref())
+    else {
+        return identity;
+    };
+    let Some(any_value::Value::ArrayValue(array)) = &value.value else {
+        return identity;
+    };
+    let perm: Option<Vec<usize>> = array
+        .values
+        .iter()
+        .map(|v| match v.value {
+            Some(any_value::Value::IntValue(i)) => usize::try_from(i).ok(),
+            _ => None,
+        })
+        .collect();
+    match perm {
+        Some(perm)
+            if perm.len() == n && {
+                let mut sorted = perm.clone();
+                sorted.sort_unstable();
+                sorted == identity
+            } =>
+        {
+            perm
+        }
+        _ => identity,
+    }
+}
+
+fn scope_string(attributes: &[KeyValue], key: &str) -> Option<String> {
+    attributes.iter().find(|kv| kv.key == key).and_then(|kv| {
+        match kv.value.as_ref()?.value.as_ref()? {
+            any_value::Value::StringValue(s) => Some(s.clone()),
+            _ => None,
+        }
+    })
+}
+
+/// Per OTLP location index: the pprof location id and its frame type.
+struct Tables {
+    locations: FxHashMap<i32, (u64, Option<String>)>,
+}
+
+struct Builder<'d> {
+    d: &'d ProfilesDictionary,
+    strings: StringInterner,
+    out: Pprof,
+}
+
+impl<'d> Builder<'d> {
+    fn text(&self, index: i32) -> &'d str {
+        string_at(&self.d.string_table, index)
+    }
+
+    fn value_type(&mut self, vt: Option<&crate::otlp::ValueType>) -> ValueType {
+        let (t, u) = vt.map_or(("", ""), |vt| {
+            (self.text(vt.type_strindex), self.text(vt.unit_strindex))
+        });
+        ValueType {
+            r#type: self.strings.intern(t),
+            unit: self.strings.intern(u),
+        }
+    }
+
+    fn attribute(&self, index: i32) -> Option<(&'d str, AnyValue, &'d str)> {
+        let a = usize::try_from(index)
+            .ok()
+            .and_then(|i| self.d.attribute_table.get(i))?;
+        let value = a
+            .value
+            .as_ref()
+            .map(|v| resolve_strings(v, &self.d.string_table))
+            .unwrap_or_default();
+        Some((self.text(a.key_strindex), value, self.text(a.unit_strindex)))
+    }
+
+    fn profile_fields(&mut self, first: &Profile) {
+        self.out.time_nanos = first.time_unix_nano as i64;
+        self.out.duration_nanos = first.duration_nano as i64;
+        self.out.period = first.period;
+        self.out.period_type = first
+            .period_type
+            .as_ref()
+            .map(|vt| self.value_type(Some(vt)));
+        for (key, value) in profile_attributes(first, self.d) {
+            let text = |v: &AnyValue| match &v.value {
+                Some(any_value::Value::StringValue(s)) => Some(s.clone()),
+                _ => None,
+            };
+            match key.as_str() {
+                COMMENT => {
+                    let comments: Vec<String> = match &value.value {
+                        Some(any_value::Value::ArrayValue(array)) => {
+                            array.values.iter().filter_map(text).collect()
+                        }
+                        _ => text(&value).into_iter().collect(),
+                    };
+                    self.out.comment = comments.iter().map(|c| self.strings.intern(c)).collect();
+                }
+                DROP_FRAMES => {
+                    self.out.drop_frames = self.strings.intern(&text(&value).unwrap_or_default())
+                }
+                KEEP_FRAMES => {
+                    self.out.keep_frames = self.strings.intern(&text(&value).unwrap_or_default())
+                }
+                DOC_URL => {
+                    self.out.doc_url = self.strings.intern(&text(&value).unwrap_or_default())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Locations, functions and mappings the rows reach, each table in
+    /// dictionary order; OTLP locations that differ only in frame type are
+    /// one pprof location.
+    fn tables(&mut self, rows: &[Row]) -> Tables {
+        let mut location_indices: Vec<i32> = rows
+            .iter()
+            .filter_map(|row| {
+                usize::try_from(row.identity.0)
+                    .ok()
+                    .and_then(|s| self.d.stack_table.get(s))
+            })
+            .flat_map(|stack| stack.location_indices.iter().copied())
+            .collect();
+        location_indices.sort_unstable();
+        location_indices.dedup();
+        let otlp_location = |i: i32| {
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| self.d.location_table.get(i))
+        };
+
+        let mut function_indices: Vec<i32> = location_indices
+            .iter()
+            .filter_map(|&i| otlp_location(i))
+            .flat_map(|l| l.lines.iter().map(|line| line.function_index))
+            .collect();
+        function_indices.sort_unstable();
+        function_indices.dedup();
+        let mut mapping_indices: Vec<i32> = location_indices
+            .iter()
+            .filter_map(|&i| otlp_location(i))
+            .map(|l| l.mapping_index)
+            .filter(|&m| m != 0)
+            .collect();
+        mapping_indices.sort_unstable();
+        mapping_indices.dedup();
+
+        let function_ids: FxHashMap<i32, u64> = function_indices
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| (i, n as u64 + 1))
+            .collect();
+        for (&index, id) in function_indices.iter().zip(1u64..) {
+            let f = usize::try_from(index)
+                .ok()
+                .and_then(|i| self.d.function_table.get(i))
+                .cloned()
+                .unwrap_or_default();
+            let function = Function {
+                id,
+                name: self.strings.intern(self.text(f.name_strindex)),
+                system_name: self.strings.intern(self.text(f.system_name_strindex)),
+                filename: self.strings.intern(self.text(f.filename_strindex)),
+                start_line: f.start_line,
+            };
+            self.out.function.push(function);
+        }
+        let mapping_ids: FxHashMap<i32, u64> = mapping_indices
+            .iter()
+            .enumerate()
+            .map(|(n, &i)| (i, n as u64 + 1))
+            .collect();
+        for (&index, id) in mapping_indices.iter().zip(1u64..) {
+            let m = usize::try_from(index)
+                .ok()
+                .and_then(|i| self.d.mapping_table.get(i))
+                .cloned()
+                .unwrap_or_default();
+            let mapping = self.mapping(id, &m);
+            self.out.mapping.push(mapping);
+        }
+
+        let mut tables = Tables {
+            locations: FxHashMap::default(),
+        };
+        let mut by_content: FxHashMap<(u64, u64, Vec<Line>, bool), u64> = FxHashMap::default();
+        for &index in &location_indices {
+            let l = otlp_location(index).cloned().unwrap_or_default();
+            let mut is_folded = false;
+            let mut frame_type = None;
+            for &a in &l.attribute_indices {
+                match self.attribute(a) {
+                    Some((IS_FOLDED, value, _)) => {
+                        is_folded = matches!(value.value, Some(any_value::Value::BoolValue(true)))
+                    }
+                    Some((FRAME_TYPE, value, _)) => {
+                        if let Some(any_value::Value::StringValue(s)) = value.value {
+                            frame_type = Some(s);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let lines: Vec<Line> = l
+                .lines
+                .iter()
+                .map(|line| Line {
+                    function_id: function_ids.get(&line.function_index).copied().unwrap_or(0),
+                    line: line.line,
+                    column: line.column,
+                })
+                .collect();
+            let mapping_id = mapping_ids.get(&l.mapping_index).copied().unwrap_or(0);
+            let next_id = self.out.location.len() as u64 + 1;
+            let key = (mapping_id, l.address, lines, is_folded);
+            let id = match by_content.get(&key) {
+                Some(&id) => id,
+                None => {
+                    self.out.location.push(Location {
+                        id: next_id,
+                        mapping_id,
+                        address: l.address,
+                        line: key.2.clone(),
+                        is_folded,
+                    });
+                    by_content.insert(key, next_id);
+                    next_id
+                }
+            };
+            tables.locations.insert(index, (id, frame_type));
+        }
+        tables
+    }
+
+    fn mapping(&mut self, id: u64, m: &crate::otlp::Mapping) -> Mapping {
+        let mut mapping = Mapping {
+            id,
+            memory_start: m.memory_start,
+            memory_limit: m.memory_limit,
+            file_offset: m.file_offset,
+            filename: self.strings.intern(self.text(m.filename_strindex)),
+            ..Mapping::default()
+        };
+        let mut build_ids: [Option<String>; 3] = [None, None, None];
+        for &a in &m.attribute_indices {
+            let Some((key, value, _)) = self.attribute(a) else {
+                continue;
+            };
+            let flag = matches!(value.value, Some(any_value::Value::BoolValue(true)));
+            let text = match value.value {
+                Some(any_value::Value::StringValue(s)) => Some(s),
+                _ => None,
+            };
+            match key {
+                BUILD_ID_GNU => build_ids[0] = text,
+                BUILD_ID_GO => build_ids[1] = text,
+                BUILD_ID_HTLHASH => build_ids[2] = text,
+                k if k == MAPPING_FLAGS[0] => mapping.has_functions = flag,
+                k if k == MAPPING_FLAGS[1] => mapping.has_filenames = flag,
+                k if k == MAPPING_FLAGS[2] => mapping.has_line_numbers = flag,
+                k if k == MAPPING_FLAGS[3] => mapping.has_inline_frames = flag,
+                _ => {}
+            }
+        }
+        let build_id = build_ids.into_iter().flatten().next().unwrap_or_default();
+        mapping.build_id = self.strings.intern(&build_id);
+        mapping
+    }
+
+    fn samples(&mut self, row: &Row, tables: &Tables, copied: &[&KeyValue]) {
+        let (stack, attributes, link) = &row.identity;
+        let location_indices = usize::try_from(*stack)
+            .ok()
+            .and_then(|s| self.d.stack_table.get(s))
+            .map(|s| s.location_indices.as_slice())
+            .unwrap_or_default();
+        let mut location_id = Vec::with_capacity(location_indices.len());
+        let mut types: Vec<Option<&str>> = Vec::with_capacity(location_indices.len());
+        for index in location_indices {
+            let (id, frame_type) = tables
+                .locations
+                .get(index)
+                .map_or((0, None), |(id, t)| (*id, t.as_deref()));
+            location_id.push(id);
+            types.push(frame_type);
+        }
+
+        let mut labels: Vec<Label> = Vec::new();
+        let mut hints = Vec::new();
+        let mut keys: Vec<&str> = Vec::new();
+        for &a in attributes {
+            if let Some((key, value, unit)) = self.attribute(a) {
+                keys.push(key);
+                self.push_attribute(key, &value, unit, &mut labels, &mut hints);
+            }
+        }
+        for kv in copied {
+            if keys.contains(&kv.key.as_str()) {
+                continue;
+            }
+            let value = kv.value.clone().unwrap_or_default();
+            self.push_attribute(&kv.key, &value, "", &mut labels, &mut hints);
+        }
+        if let Some(value) = frame_types::encode(types) {
+            labels.push(self.str_label(FRAME_TYPES_LABEL, &value));
+        }
+        if let Some(l) = usize::try_from(*link)
+            .ok()
+            .filter(|&l| l != 0)
+            .and_then(|l| self.d.link_table.get(l))
+        {
+            labels.push(self.str_label(TRACE_ID_LABEL, &hex::encode(&l.trace_id)));
+            labels.push(self.str_label(SPAN_ID_LABEL, &hex::encode(&l.span_id)));
+        }
+        if !hints.is_empty() {
+            labels.push(self.str_label(ATTR_TYPES_LABEL, &attr_types::encode(hints)));
+        }
+
+        if row.observations.is_empty() {
+            self.out.sample.push(Sample {
+                location_id,
+                value: row.values.clone(),
+                label: labels,
+            });
+            return;
+        }
+        let timestamp_key = self.strings.intern(TIMESTAMP_LABEL);
+        for (timestamp, values) in &row.observations {
+            let mut label = labels.clone();
+            label.push(Label {
+                key: timestamp_key,
+                num: *timestamp as i64,
+                ..Label::default()
+            });
+            self.out.sample.push(Sample {
+                location_id: location_id.clone(),
+                value: values.clone(),
+                label,
+            });
+        }
+    }
+
+    fn push_attribute(
+        &mut self,
+        key: &str,
+        value: &AnyValue,
+        unit: &str,
+        labels: &mut Vec<Label>,
+        hints: &mut Vec<attr_types::TypedKey>,
+    ) {
+        let (outs, hint) = attribute_labels(key, value, unit);
+        for out in outs {
+            labels.push(match out {
+                LabelOut::Str(s) => self.str_label(key, &s),
+                LabelOut::Num(num, unit) => Label {
+                    key: self.strings.intern(key),
+                    num,
+                    num_unit: self.strings.intern(&unit),
+                    ..Label::default()
+                },
+            });
+        }
+        hints.extend(hint);
+    }
+
+    fn str_label(&mut self, key: &str, value: &str) -> Label {
+        Label {
+            key: self.strings.intern(key),
+            str: self.strings.intern(value),
+            ..Label::default()
+        }
+    }
+}

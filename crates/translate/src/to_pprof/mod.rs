@@ -1,0 +1,204 @@
+//! OTLP → pprof, as docs/mapping.md specifies.
+
+mod build;
+mod labels;
+mod rows;
+
+use profbridge_pprof::Profile as Pprof;
+
+use crate::keys::{COMMENT, DOC_URL, DROP_FRAMES, KEEP_FRAMES};
+use crate::otlp::{
+    resolve_strings, AnyValue, ExportProfilesServiceRequest, InstrumentationScope, KeyValue,
+    Profile, ProfilesDictionary,
+};
+use crate::validate::{validate_request, OtlpError, ProfileRef};
+
+#[derive(Debug, Clone, Default)]
+pub struct ToPprofOptions {
+    /// Copy resource attributes onto every sample as labels.
+    pub resource_labels: bool,
+    /// Copy scope attributes onto every sample as labels.
+    pub scope_labels: bool,
+    /// Drop timestamps, summing the observations of each sample.
+    pub aggregate_timestamps: bool,
+}
+
+/// One pprof, with the resource and scope it came from.
+#[derive(Debug, Clone)]
+pub struct PprofOutput {
+    pub profile: Pprof,
+    pub resource: usize,
+    pub scope: usize,
+    pub resource_attributes: Vec<KeyValue>,
+    pub instrumentation_scope: Option<InstrumentationScope>,
+}
+
+#[derive(Debug, Default)]
+pub struct OtlpToPprof {
+    pub profiles: Vec<PprofOutput>,
+    /// Profiles that failed validation, each with its reason; the others
+    /// were converted.
+    pub rejected: Vec<(ProfileRef, OtlpError)>,
+}
+
+/// Converts a request into one pprof per scope (more when a scope's
+/// profiles disagree on time, period or pprof.profile.* attributes).
+/// An invalid dictionary rejects the whole request.
+pub fn otlp_to_pprof(
+    request: &ExportProfilesServiceRequest,
+    options: &ToPprofOptions,
+) -> Result<OtlpToPprof, OtlpError> {
+    let validated = validate_request(request)?;
+    let mut out = OtlpToPprof {
+        profiles: Vec::new(),
+        rejected: validated.invalid.clone(),
+    };
+    let Some(dictionary) = request.dictionary.as_ref() else {
+        return Ok(out);
+    };
+    for (r, resource) in request.resource_profiles.iter().enumerate() {
+        let resource_attributes = resolve_key_values(
+            resource
+                .resource
+                .as_ref()
+                .map_or(&[][..], |res| &res.attributes[..]),
+            dictionary,
+        );
+        for (s, scope) in resource.scope_profiles.iter().enumerate() {
+            let instrumentation_scope = scope.scope.as_ref().map(|sc| InstrumentationScope {
+                attributes: resolve_key_values(&sc.attributes, dictionary),
+                ..sc.clone()
+            });
+            let valid: Vec<&Profile> = scope
+                .profiles
+                .iter()
+                .enumerate()
+                .filter(|(p, _)| {
+                    validated.is_valid(ProfileRef {
+                        resource: r,
+                        scope: s,
+                        profile: *p,
+                    })
+                })
+                .map(|(_, profile)| profile)
+                .collect();
+            let scope_attributes = instrumentation_scope
+                .as_ref()
+                .map_or(&[][..], |sc| &sc.attributes[..]);
+            let mut copied: Vec<&KeyValue> = Vec::new();
+            if options.resource_labels {
+                copied.extend(&resource_attributes);
+            }
+            if options.scope_labels {
+                copied.extend(scope_attributes);
+            }
+            for group in group_profiles(&valid, dictionary) {
+                let profile =
+                    build::pprof_of_group(&group, dictionary, scope_attributes, &copied, options);
+                out.profiles.push(PprofOutput {
+                    profile,
+                    resource: r,
+                    scope: s,
+                    resource_attributes: resource_attributes.clone(),
+                    instrumentation_scope: instrumentation_scope.clone(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn resolve_key_values(values: &[KeyValue], dictionary: &ProfilesDictionary) -> Vec<KeyValue> {
+    let strings = &dictionary.string_table;
+    values
+        .iter()
+        .map(|kv| KeyValue {
+            key: if kv.key.is_empty() {
+                string_at(strings, kv.key_strindex).to_owned()
+            } else {
+                kv.key.clone()
+            },
+            value: kv.value.as_ref().map(|v| resolve_strings(v, strings)),
+            key_strindex: 0,
+        })
+        .collect()
+}
+
+pub(super) fn string_at(strings: &[String], index: i32) -> &str {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| strings.get(i))
+        .map_or("", String::as_str)
+}
+
+/// What profiles must share to become one pprof.
+#[derive(PartialEq)]
+struct GroupKey {
+    time: u64,
+    duration: u64,
+    period_type: Option<(String, String)>,
+    period: i64,
+    pprof_attributes: Vec<(String, AnyValue)>,
+}
+
+fn group_key(profile: &Profile, dictionary: &ProfilesDictionary) -> GroupKey {
+    let strings = &dictionary.string_table;
+    let mut pprof_attributes: Vec<(String, AnyValue)> = profile_attributes(profile, dictionary)
+        .into_iter()
+        .filter(|(key, _)| [COMMENT, DROP_FRAMES, KEEP_FRAMES, DOC_URL].contains(&key.as_str()))
+        .collect();
+    pprof_attributes.sort_by(|a, b| a.0.cmp(&b.0));
+    GroupKey {
+        time: profile.time_unix_nano,
+        duration: profile.duration_nano,
+        period_type: profile.period_type.map(|vt| {
+            (
+                string_at(strings, vt.type_strindex).to_owned(),
+                string_at(strings, vt.unit_strindex).to_owned(),
+            )
+        }),
+        period: profile.period,
+        pprof_attributes,
+    }
+}
+
+/// A profile's attributes, resolved.
+pub(super) fn profile_attributes(
+    profile: &Profile,
+    dictionary: &ProfilesDictionary,
+) -> Vec<(String, AnyValue)> {
+    profile
+        .attribute_indices
+        .iter()
+        .filter_map(|&i| {
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| dictionary.attribute_table.get(i))
+        })
+        .map(|a| {
+            (
+                string_at(&dictionary.string_table, a.key_strindex).to_owned(),
+                a.value
+                    .as_ref()
+                    .map(|v| resolve_strings(v, &dictionary.string_table))
+                    .unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Profiles grouped by what they must share, groups in first-seen order.
+fn group_profiles<'a>(
+    profiles: &[&'a Profile],
+    dictionary: &ProfilesDictionary,
+) -> Vec<Vec<&'a Profile>> {
+    let mut groups: Vec<(GroupKey, Vec<&Profile>)> = Vec::new();
+    for &profile in profiles {
+        let key = group_key(profile, dictionary);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push(profile),
+            None => groups.push((key, vec![profile])),
+        }
+    }
+    groups.into_iter().map(|(_, members)| members).collect()
+}
