@@ -7,28 +7,53 @@ use std::borrow::Cow;
 
 /// Encodes per-location types (leaf first); `None` when no frame is typed.
 pub(crate) fn encode<'a>(types: impl IntoIterator<Item = Option<&'a str>>) -> Option<String> {
-    let mut runs: Vec<(Option<&str>, usize)> = Vec::new();
+    let mut out = String::new();
+    let mut typed = false;
+    let mut run: Option<(Option<&str>, usize)> = None;
+    let mut first = true;
+    let mut flush = |out: &mut String, (frame_type, count): (Option<&str>, usize)| {
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        if let Some(name) = frame_type {
+            push_escaped(out, name);
+        }
+        if count > 1 {
+            out.push('*');
+            out.push_str(&count.to_string());
+        }
+    };
     for frame_type in types {
-        match runs.last_mut() {
-            Some((last, count)) if *last == frame_type => *count += 1,
-            _ => runs.push((frame_type, 1)),
+        typed |= frame_type.is_some();
+        run = match run {
+            Some((last, count)) if last == frame_type => Some((last, count + 1)),
+            Some(done) => {
+                flush(&mut out, done);
+                Some((frame_type, 1))
+            }
+            None => Some((frame_type, 1)),
+        };
+    }
+    if let Some(done) = run {
+        flush(&mut out, done);
+    }
+    typed.then_some(out)
+}
+
+fn push_escaped(out: &mut String, name: &str) {
+    if !name.contains(['%', ',', '*']) {
+        out.push_str(name);
+        return;
+    }
+    for c in name.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            ',' => out.push_str("%2C"),
+            '*' => out.push_str("%2A"),
+            _ => out.push(c),
         }
     }
-    if runs.iter().all(|(frame_type, _)| frame_type.is_none()) {
-        return None;
-    }
-    let items: Vec<String> = runs
-        .into_iter()
-        .map(|(frame_type, count)| {
-            let name = frame_type.map(escape).unwrap_or_default();
-            if count == 1 {
-                name
-            } else {
-                format!("{name}*{count}")
-            }
-        })
-        .collect();
-    Some(items.join(","))
 }
 
 /// Decodes a label value for a stack of `depth` locations; `None` when it
@@ -54,19 +79,6 @@ pub(crate) fn decode(value: &str, depth: usize) -> Option<Vec<Option<Cow<'_, str
         types.extend(std::iter::repeat_n(frame_type, count));
     }
     (types.len() == depth).then_some(types)
-}
-
-fn escape(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        match c {
-            '%' => out.push_str("%25"),
-            ',' => out.push_str("%2C"),
-            '*' => out.push_str("%2A"),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// Reverses `escape`; `None` on a stray `%`, `*` or `,`.

@@ -39,22 +39,37 @@ pub enum LabelError {
 
 /// What one sample's labels become.
 #[derive(Debug, Default)]
-pub(super) struct SampleLabels<'a> {
-    pub frame_types: Option<FrameTypes<'a>>,
+pub(super) struct SampleLabels {
+    pub frame_types: Option<FrameTypes>,
     pub link: Option<Link>,
     pub timestamp: Option<u64>,
     pub attributes: Vec<i32>,
 }
 
-/// Decoded frame types, shared by the samples whose labels are equal.
-type FrameTypes<'a> = Rc<[Option<Cow<'a, str>>]>;
+/// Decoded frame types as ids into `LabelCache::frame_type_names`, shared by
+/// the samples whose labels are equal.
+pub(super) type FrameTypes = Rc<[Option<u32>]>;
 
 /// What many samples share: decoded frame-type labels and the attributes
 /// of single labels, so that each is worked out once per profile.
 #[derive(Default)]
 pub(super) struct LabelCache<'a> {
-    frame_types: FxHashMap<(&'a str, usize), Option<FrameTypes<'a>>>,
+    frame_types: FxHashMap<(&'a str, usize), Option<FrameTypes>>,
+    frame_type_ids: FxHashMap<Cow<'a, str>, u32>,
+    pub frame_type_names: Vec<String>,
     single: FxHashMap<(&'a str, LabelValue<'a>), i32>,
+}
+
+impl<'a> LabelCache<'a> {
+    fn frame_type_id(&mut self, name: Cow<'a, str>) -> u32 {
+        if let Some(&id) = self.frame_type_ids.get(&name) {
+            return id;
+        }
+        let id = u32::try_from(self.frame_type_names.len()).unwrap_or(u32::MAX);
+        self.frame_type_names.push(name.to_string());
+        self.frame_type_ids.insert(name, id);
+        id
+    }
 }
 
 /// Splits `labels` into reserved and ordinary ones for a stack of `depth`
@@ -65,7 +80,7 @@ pub(super) fn convert<'a>(
     aggregate_timestamps: bool,
     dictionary: &mut DictionaryBuilder,
     cache: &mut LabelCache<'a>,
-) -> Result<SampleLabels<'a>, LabelError> {
+) -> Result<SampleLabels, LabelError> {
     let mut out = SampleLabels::default();
     if labels.is_empty() {
         return Ok(out);
@@ -80,12 +95,21 @@ pub(super) fn convert<'a>(
     let mut reserved: Vec<&str> = Vec::new();
 
     if let Some(LabelValue::Str(value)) = only(FRAME_TYPES_LABEL) {
-        let decoded = cache
-            .frame_types
-            .entry((value, depth))
-            .or_insert_with(|| frame_types::decode(value, depth).map(Rc::from));
+        let decoded = match cache.frame_types.get(&(value, depth)) {
+            Some(decoded) => decoded.clone(),
+            None => {
+                let ids: Option<FrameTypes> = frame_types::decode(value, depth).map(|types| {
+                    types
+                        .into_iter()
+                        .map(|t| t.map(|name| cache.frame_type_id(name)))
+                        .collect()
+                });
+                cache.frame_types.insert((value, depth), ids.clone());
+                ids
+            }
+        };
         if let Some(types) = decoded {
-            out.frame_types = Some(Rc::clone(types));
+            out.frame_types = Some(types);
             reserved.push(FRAME_TYPES_LABEL);
         }
     }

@@ -161,7 +161,7 @@ fn convert(
         tables.note_frame_types(&sample.location_id, labels.frame_types.as_deref());
         converted.push(labels);
     }
-    tables.intern_in_table_order();
+    tables.intern_in_table_order(&cache.frame_type_names);
 
     let types = p.sample_type.len();
     let mut rows: Vec<Row> = Vec::new();

@@ -1,8 +1,6 @@
 //! pprof mappings, functions and locations as OTLP dictionary entries,
 //! interned in pprof table order so that the order survives the round trip.
 
-use std::borrow::Cow;
-
 use profbridge_pprof::{IdIndex, Profile as Pprof};
 
 use crate::dictionary::DictionaryBuilder;
@@ -20,7 +18,7 @@ pub(super) struct Tables<'p, 'd, F> {
     /// unused, 0 until interned)...
     untyped: Vec<i32>,
     /// ...and with each frame type samples give it, first use first.
-    typed: Vec<Vec<(String, i32)>>,
+    typed: Vec<Vec<(u32, i32)>>,
 }
 
 const UNUSED: i32 = -1;
@@ -52,16 +50,12 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
     }
 
     /// Records which frame type each location of a sample has.
-    pub fn note_frame_types(
-        &mut self,
-        location_ids: &[u64],
-        types: Option<&[Option<Cow<'_, str>>]>,
-    ) {
+    pub fn note_frame_types(&mut self, location_ids: &[u64], types: Option<&[Option<u32>]>) {
         for (i, &id) in location_ids.iter().enumerate() {
             let Some(position) = self.location_position(id) else {
                 continue;
             };
-            match types.and_then(|t| t.get(i)).and_then(Option::as_ref) {
+            match types.and_then(|t| t.get(i)).copied().flatten() {
                 None => {
                     if let Some(slot) = self.untyped.get_mut(position) {
                         *slot = (*slot).max(0);
@@ -69,8 +63,8 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
                 }
                 Some(frame_type) => {
                     if let Some(variants) = self.typed.get_mut(position) {
-                        if !variants.iter().any(|(t, _)| t == frame_type) {
-                            variants.push((frame_type.to_string(), 0));
+                        if !variants.iter().any(|(t, _)| *t == frame_type) {
+                            variants.push((frame_type, 0));
                         }
                     }
                 }
@@ -85,7 +79,7 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
 
     /// Interns the used mappings, functions and locations, each table in
     /// pprof order.
-    pub fn intern_in_table_order(&mut self) {
+    pub fn intern_in_table_order(&mut self, frame_type_names: &[String]) {
         let p = self.p;
         let mut mapping_used = vec![false; p.mapping.len()];
         let mut function_used = vec![false; p.function.len()];
@@ -165,10 +159,14 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
                 .unwrap_or_default();
             let mut interned = Vec::with_capacity(typed.len());
             for (frame_type, _) in typed {
+                let name = usize::try_from(frame_type)
+                    .ok()
+                    .and_then(|i| frame_type_names.get(i))
+                    .map_or("", String::as_str);
                 let mut variant = base.clone();
                 variant.attribute_indices.push(self.dictionary.attribute(
                     FRAME_TYPE,
-                    string_value(frame_type.as_str()),
+                    string_value(name),
                     "",
                 ));
                 let index = self.dictionary.location(variant);
@@ -237,7 +235,7 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
     pub fn stack(
         &mut self,
         location_ids: &[u64],
-        types: Option<&[Option<Cow<'_, str>>]>,
+        types: Option<&[Option<u32>]>,
         scratch: &mut Vec<i32>,
     ) -> i32 {
         scratch.clear();
@@ -245,12 +243,12 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
             let Some(position) = self.location_position(id) else {
                 return 0;
             };
-            match types.and_then(|t| t.get(i)).and_then(Option::as_deref) {
+            match types.and_then(|t| t.get(i)).copied().flatten() {
                 None => self.untyped.get(position).copied().unwrap_or(0),
                 Some(frame_type) => self
                     .typed
                     .get(position)
-                    .and_then(|vs| vs.iter().find(|(t, _)| t == frame_type))
+                    .and_then(|vs| vs.iter().find(|(t, _)| *t == frame_type))
                     .map_or(0, |(_, index)| *index),
             }
         }));
