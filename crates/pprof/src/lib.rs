@@ -31,7 +31,7 @@ pub mod proto {
 pub use any::{parse_any, ParseError};
 pub use canonical::{canonical_diff, canonical_eq, canonicalize};
 pub use codec::{
-    decode, decode_unvalidated, encode, is_gzip, Compression, DecodeError, DecodeOptions,
+    decode, decode_unvalidated, encode, gunzip, is_gzip, Compression, DecodeError, DecodeOptions,
     EncodeOptions, DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
 pub use detect::{detect_format, DetectError, Detected, Format};

@@ -101,7 +101,7 @@ pub fn decode_unvalidated(input: &[u8], options: &DecodeOptions) -> Result<Profi
 }
 
 /// Gunzips within the limits; the result is never empty.
-pub(crate) fn gunzip(input: &[u8], options: &DecodeOptions) -> Result<Vec<u8>, DecodeError> {
+pub fn gunzip(input: &[u8], options: &DecodeOptions) -> Result<Vec<u8>, DecodeError> {
     if input.len() > options.max_input_bytes {
         return Err(DecodeError::InputTooLarge {
             size: input.len(),

@@ -121,32 +121,26 @@ fn convert(
             .map_or("", String::as_str)
     };
 
-    let sample_labels: Vec<Vec<(&str, LabelValue<'_>)>> = p
-        .sample
-        .iter()
-        .map(|sample| {
-            sample
-                .label
-                .iter()
-                .filter_map(|label| {
-                    let (key, value, unit) =
-                        (text(label.key), text(label.str), text(label.num_unit));
-                    if !value.is_empty() {
-                        Some((key, LabelValue::Str(value)))
-                    } else if label.num != 0 || !unit.is_empty() {
-                        Some((key, LabelValue::Num(label.num, unit)))
-                    } else {
-                        None
-                    }
-                })
-                .collect()
-        })
-        .collect();
+    // Key-only labels carry nothing and are left out.
+    let resolve_label = |label: &profbridge_pprof::Label| {
+        let (key, value, unit) = (text(label.key), text(label.str), text(label.num_unit));
+        if !value.is_empty() {
+            Some((key, LabelValue::Str(value)))
+        } else if label.num != 0 || !unit.is_empty() {
+            Some((key, LabelValue::Num(label.num, unit)))
+        } else {
+            None
+        }
+    };
+    let mut label_buffer: Vec<(&str, LabelValue<'_>)> = Vec::new();
 
     let mut tables = Tables::new(p, &text, dictionary);
     let mut converted = Vec::with_capacity(p.sample.len());
     let mut cache = labels::LabelCache::default();
-    for (index, (sample, labels)) in p.sample.iter().zip(&sample_labels).enumerate() {
+    for (index, sample) in p.sample.iter().enumerate() {
+        label_buffer.clear();
+        label_buffer.extend(sample.label.iter().filter_map(resolve_label));
+        let labels = &label_buffer;
         let labels = labels::convert(
             labels,
             sample.location_id.len(),

@@ -1,0 +1,171 @@
+//! The typed configuration: components by id, pipelines, self-telemetry.
+
+use config::Value;
+use serde::Deserialize;
+
+use super::component_id::ComponentId;
+use super::de::deserialize_at;
+use super::problems::Problem;
+use crate::exporters::debug::config::DebugExporterConfig;
+use crate::exporters::file::config::FileExporterConfig;
+use crate::receivers::otlp::config::OtlpReceiverConfig;
+use crate::telemetry::config::TelemetryConfig;
+
+/// The whole configuration, components in the order the file lists them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub receivers: Vec<(ComponentId, ReceiverConfig)>,
+    pub processors: Vec<(ComponentId, ProcessorConfig)>,
+    pub exporters: Vec<(ComponentId, ExporterConfig)>,
+    pub service: ServiceConfig,
+}
+
+/// `service:`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServiceConfig {
+    /// Keyed `profiles` or `profiles/NAME`.
+    pub pipelines: Vec<(String, PipelineConfig)>,
+    pub telemetry: TelemetryConfig,
+}
+
+/// One pipeline: the receivers that feed it, the processors profiles pass
+/// through in order, the exporters that get every profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PipelineConfig {
+    pub receivers: Vec<ComponentId>,
+    pub processors: Vec<ComponentId>,
+    pub exporters: Vec<ComponentId>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReceiverConfig {
+    Otlp(OtlpReceiverConfig),
+}
+
+/// No processor types yet.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProcessorConfig {}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExporterConfig {
+    File(FileExporterConfig),
+    Debug(DebugExporterConfig),
+    /// Accepts and drops everything; takes no options.
+    Nop,
+}
+
+/// A section with no options: `nop:` or `nop: {}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoOptions {}
+
+impl ReceiverConfig {
+    /// Every receiver type, as written in component ids.
+    pub const TYPES: &'static [&'static str] = &["otlp"];
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Otlp(_) => "otlp",
+        }
+    }
+
+    /// The options of a receiver of type `kind`, found at key `path`.
+    pub(crate) fn from_value(kind: &str, value: Value, path: &str) -> Result<Self, Problem> {
+        match kind {
+            "otlp" => deserialize_at(value, path).map(Self::Otlp),
+            _ => Err(unknown_type(path, "receiver", kind, Self::TYPES)),
+        }
+    }
+}
+
+impl ProcessorConfig {
+    /// Every processor type, as written in component ids.
+    pub const TYPES: &'static [&'static str] = &[];
+
+    pub fn kind(&self) -> &'static str {
+        match *self {}
+    }
+
+    /// The options of a processor of type `kind`, found at key `path`.
+    pub(crate) fn from_value(kind: &str, _value: Value, path: &str) -> Result<Self, Problem> {
+        Err(unknown_type(path, "processor", kind, Self::TYPES))
+    }
+}
+
+impl ExporterConfig {
+    /// Every exporter type, as written in component ids.
+    pub const TYPES: &'static [&'static str] = &["file", "debug", "nop"];
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::File(_) => "file",
+            Self::Debug(_) => "debug",
+            Self::Nop => "nop",
+        }
+    }
+
+    /// The options of an exporter of type `kind`, found at key `path`.
+    pub(crate) fn from_value(kind: &str, value: Value, path: &str) -> Result<Self, Problem> {
+        match kind {
+            "file" => deserialize_at(value, path).map(Self::File),
+            "debug" => deserialize_at(value, path).map(Self::Debug),
+            "nop" => deserialize_at::<NoOptions>(value, path).map(|_| Self::Nop),
+            _ => Err(unknown_type(path, "exporter", kind, Self::TYPES)),
+        }
+    }
+}
+
+fn unknown_type(path: &str, role: &str, kind: &str, known: &[&str]) -> Problem {
+    let known = if known.is_empty() {
+        "none yet".to_owned()
+    } else {
+        known.join(", ")
+    };
+    Problem::new(
+        path,
+        format!("unknown {role} type {kind:?}; known: {known}"),
+    )
+}
+
+impl PipelineConfig {
+    /// Every component id the pipeline names, with the section it is
+    /// defined under.
+    pub fn members(&self) -> impl Iterator<Item = (Section, &ComponentId)> {
+        let receivers = self.receivers.iter().map(|id| (Section::Receivers, id));
+        let processors = self.processors.iter().map(|id| (Section::Processors, id));
+        let exporters = self.exporters.iter().map(|id| (Section::Exporters, id));
+        receivers.chain(processors).chain(exporters)
+    }
+}
+
+/// The three component sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    Receivers,
+    Processors,
+    Exporters,
+}
+
+impl Section {
+    pub const ALL: [Self; 3] = [Self::Receivers, Self::Processors, Self::Exporters];
+
+    /// The top-level key, which is also the pipeline's list key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Receivers => "receivers",
+            Self::Processors => "processors",
+            Self::Exporters => "exporters",
+        }
+    }
+}
+
+impl Config {
+    /// The ids defined under `section`, in file order.
+    pub fn ids(&self, section: Section) -> Vec<&ComponentId> {
+        match section {
+            Section::Receivers => self.receivers.iter().map(|(id, _)| id).collect(),
+            Section::Processors => self.processors.iter().map(|(id, _)| id).collect(),
+            Section::Exporters => self.exporters.iter().map(|(id, _)| id).collect(),
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The debug exporter: a summary line per request, or details.
+
+pub mod config;
+mod summary;
+
+use config::{DebugExporterConfig, Verbosity};
+pub use summary::summarize;
+
+use super::ExportError;
+use crate::pipeline::Batch;
+
+/// Logs what each batch holds, at `info`, as [`summarize`] words it.
+#[derive(Debug, Clone)]
+pub struct DebugExporter {
+    verbosity: Verbosity,
+}
+
+impl DebugExporter {
+    pub fn new(config: &DebugExporterConfig) -> Self {
+        Self {
+            verbosity: config.verbosity,
+        }
+    }
+
+    /// Logs the batch; never fails.
+    pub fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+        for line in summarize(batch, self.verbosity) {
+            tracing::info!(exporter = "debug", "{line}");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,52 @@
+use serde::Deserialize;
+
+use crate::config::units::Duration;
+
+/// What the file exporter writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileFormat {
+    /// One .pb.gz per scope group, by the OTLP → pprof mapping.
+    #[default]
+    Pprof,
+    /// One OTLP protobuf request per file.
+    Otlp,
+    /// OTLP JSON, one request per line.
+    OtlpJson,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FileExporterConfig {
+    /// The directory everything is written under.
+    pub path: String,
+    pub format: FileFormat,
+    /// File names under `path`: `{resource attribute}`, `{profile_type}`,
+    /// `{time}`, `{seq}`. Default depends on the format.
+    pub path_template: Option<String>,
+    /// fsync each file before renaming it into place.
+    pub fsync: bool,
+    pub retention: Retention,
+}
+
+impl Default for FileExporterConfig {
+    fn default() -> Self {
+        Self {
+            path: "./profbridge-data".to_owned(),
+            format: FileFormat::Pprof,
+            path_template: None,
+            fsync: false,
+            retention: Retention::default(),
+        }
+    }
+}
+
+/// Optional clean-up of old files; nothing is removed by default.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Retention {
+    /// Keep at most this many files.
+    pub max_files: Option<u64>,
+    /// Remove files older than this.
+    pub max_age: Option<Duration>,
+}

@@ -1,0 +1,9 @@
+//! The profbridge collector: receives OTLP profiles, runs them through
+//! pipelines, and writes or forwards them.
+
+pub mod config;
+pub mod exporters;
+pub mod pipeline;
+pub mod receivers;
+pub mod service;
+pub mod telemetry;

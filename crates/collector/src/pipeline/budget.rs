@@ -1,0 +1,93 @@
+//! A byte budget shared by everything a pipeline holds.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Counts bytes in flight against a limit; `try_reserve` never blocks.
+#[derive(Debug)]
+pub struct ByteBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+/// Bytes held until dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    budget: Arc<ByteBudget>,
+    bytes: usize,
+}
+
+impl ByteBudget {
+    pub fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            limit,
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    /// Reserves `bytes`, or `None` when that would pass the limit. A single
+    /// request larger than the whole budget is admitted when nothing else
+    /// is held, so that it is not refused forever.
+    pub fn try_reserve(self: &Arc<Self>, bytes: usize) -> Option<Reservation> {
+        let mut used = self.used.load(Ordering::Relaxed);
+        loop {
+            let fits = used
+                .checked_add(bytes)
+                .is_some_and(|total| total <= self.limit)
+                || used == 0;
+            if !fits {
+                return None;
+            }
+            match self.used.compare_exchange_weak(
+                used,
+                used.saturating_add(bytes),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    return Some(Reservation {
+                        budget: Arc::clone(self),
+                        bytes,
+                    })
+                }
+                Err(current) => used = current,
+            }
+        }
+    }
+
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed)
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservations_are_limited_and_released_on_drop() {
+        let budget = ByteBudget::new(100);
+        let a = budget.try_reserve(60).unwrap();
+        assert!(budget.try_reserve(50).is_none());
+        let b = budget.try_reserve(40).unwrap();
+        assert_eq!(budget.used(), 100);
+        drop(a);
+        assert_eq!(budget.used(), 40);
+        drop(b);
+        let huge = budget.try_reserve(1000);
+        assert!(
+            huge.is_some(),
+            "an oversized request is admitted into an empty budget"
+        );
+    }
+}

@@ -1,0 +1,3 @@
+//! Receivers: where profiles enter.
+
+pub mod otlp;

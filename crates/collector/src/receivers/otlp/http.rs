@@ -1,0 +1,234 @@
+//! OTLP over HTTP: `POST /v1development/profiles` (path configurable),
+//! protobuf or JSON bodies, gzip or zstd, answered in the request's
+//! content type with the status codes the OTLP specification gives.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use prost::Message;
+use serde_json::json;
+
+use profbridge_translate::json::request_from_json;
+use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
+
+use super::config::HttpConfig;
+use super::grpc::RETRY_AFTER;
+use super::intake::{intake, Outcome};
+use super::retry_info;
+use crate::pipeline::PipelineHandle;
+
+#[derive(Clone)]
+struct Receiver {
+    pipelines: Arc<[PipelineHandle]>,
+    max_body: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Protobuf,
+    Json,
+}
+
+/// gRPC status codes used in error bodies.
+const INVALID_ARGUMENT: i32 = 3;
+const UNAVAILABLE: i32 = 14;
+const RESOURCE_EXHAUSTED: i32 = 8;
+
+pub fn router(config: &HttpConfig, pipelines: Arc<[PipelineHandle]>) -> Router {
+    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
+    Router::new()
+        .route(&config.profiles_url_path, post(export))
+        .with_state(Receiver {
+            pipelines,
+            max_body,
+        })
+}
+
+/// Serves until `shutdown` resolves; the listener is already bound.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: HttpConfig,
+    pipelines: Arc<[PipelineHandle]>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(&config, pipelines))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body) -> Response {
+    let Some(encoding) = content_type(&headers) else {
+        return (
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "use Content-Type application/x-protobuf or application/json",
+        )
+            .into_response();
+    };
+    let content_encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    // The limit holds while the body streams in: nothing past it is buffered.
+    let bytes = match axum::body::to_bytes(body, receiver.max_body).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return error(
+                encoding,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                RESOURCE_EXHAUSTED,
+                "the request body is larger than max_request_body_size",
+            )
+        }
+    };
+    let pipelines = Arc::clone(&receiver.pipelines);
+    let max_body = receiver.max_body;
+    let outcome = tokio::task::spawn_blocking(move || {
+        let raw = decompress(&content_encoding, bytes, max_body)?;
+        let request = decode(encoding, &raw)?;
+        Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines))
+    })
+    .await;
+    match outcome {
+        Ok(Ok(Outcome::Accepted { rejected, reason })) => success(encoding, rejected, &reason),
+        Ok(Ok(Outcome::Invalid(reason))) => {
+            error(encoding, StatusCode::BAD_REQUEST, INVALID_ARGUMENT, &reason)
+        }
+        Ok(Ok(Outcome::Unavailable)) => {
+            let mut response = error(
+                encoding,
+                StatusCode::SERVICE_UNAVAILABLE,
+                UNAVAILABLE,
+                "the pipeline is full; retry later",
+            );
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(RETRY_AFTER.as_secs()),
+            );
+            response
+        }
+        Ok(Err((status, reason))) => {
+            let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
+                RESOURCE_EXHAUSTED
+            } else {
+                INVALID_ARGUMENT
+            };
+            error(encoding, status, code, &reason)
+        }
+        Err(join) => error(
+            encoding,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            13,
+            &join.to_string(),
+        ),
+    }
+}
+
+fn content_type(headers: &HeaderMap) -> Option<Encoding> {
+    let value = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    let media = value.split(';').next()?.trim().to_ascii_lowercase();
+    match media.as_str() {
+        "application/x-protobuf" | "application/protobuf" => Some(Encoding::Protobuf),
+        "application/json" => Some(Encoding::Json),
+        _ => None,
+    }
+}
+
+/// Gunzips or unzstds within `limit` bytes of output.
+fn decompress(
+    content_encoding: &str,
+    bytes: Bytes,
+    limit: usize,
+) -> Result<Vec<u8>, (StatusCode, String)> {
+    let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    let mut out = Vec::new();
+    let result = match content_encoding {
+        "" | "identity" => return Ok(bytes.to_vec()),
+        "gzip" => flate2::read::MultiGzDecoder::new(bytes.as_ref())
+            .take(read_limit)
+            .read_to_end(&mut out),
+        "zstd" => zstd::stream::read::Decoder::new(bytes.as_ref())
+            .and_then(|decoder| decoder.take(read_limit).read_to_end(&mut out)),
+        other => {
+            return Err((
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!("Content-Encoding {other:?} is not supported; use gzip or zstd"),
+            ))
+        }
+    };
+    result.map_err(|e| (StatusCode::BAD_REQUEST, format!("{content_encoding}: {e}")))?;
+    if out.len() > limit {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the decompressed body is larger than max_request_body_size".to_owned(),
+        ));
+    }
+    Ok(out)
+}
+
+fn decode(
+    encoding: Encoding,
+    raw: &[u8],
+) -> Result<ExportProfilesServiceRequest, (StatusCode, String)> {
+    match encoding {
+        Encoding::Protobuf => ExportProfilesServiceRequest::decode(raw)
+            .map_err(|e| (StatusCode::BAD_REQUEST, format!("protobuf: {e}"))),
+        Encoding::Json => {
+            request_from_json(raw).map_err(|e| (StatusCode::BAD_REQUEST, format!("json: {e}")))
+        }
+    }
+}
+
+fn success(encoding: Encoding, rejected: usize, reason: &str) -> Response {
+    let rejected = i64::try_from(rejected).unwrap_or(i64::MAX);
+    match encoding {
+        Encoding::Protobuf => {
+            let response = ExportProfilesServiceResponse {
+                partial_success: (rejected > 0).then(|| {
+                    profbridge_translate::otlp::ExportProfilesPartialSuccess {
+                        rejected_profiles: rejected,
+                        error_message: reason.to_owned(),
+                    }
+                }),
+            };
+            protobuf_response(StatusCode::OK, response.encode_to_vec())
+        }
+        Encoding::Json => {
+            let body = if rejected > 0 {
+                json!({ "partialSuccess": { "rejectedProfiles": rejected.to_string(), "errorMessage": reason } })
+            } else {
+                json!({})
+            };
+            json_response(StatusCode::OK, body.to_string())
+        }
+    }
+}
+
+fn error(encoding: Encoding, status: StatusCode, code: i32, message: &str) -> Response {
+    match encoding {
+        Encoding::Protobuf => protobuf_response(status, retry_info::status(code, message)),
+        Encoding::Json => json_response(
+            status,
+            json!({ "code": code, "message": message }).to_string(),
+        ),
+    }
+}
+
+fn protobuf_response(status: StatusCode, body: Vec<u8>) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/x-protobuf")],
+        body,
+    )
+        .into_response()
+}
+
+fn json_response(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}

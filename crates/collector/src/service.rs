@@ -1,0 +1,218 @@
+//! Builds the running collector from its configuration: exporters, then
+//! pipelines, then receivers; and stops it in the reverse order, draining
+//! what was accepted.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use thiserror::Error;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::{Config, ExporterConfig, ReceiverConfig};
+use crate::exporters::debug::DebugExporter;
+use crate::exporters::file::config::FileFormat;
+use crate::exporters::file::FileExporter;
+use crate::pipeline::{
+    Exporter, Pipeline, PipelineHandle, DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_REQUESTS,
+};
+use crate::receivers::otlp::{grpc, http};
+
+#[derive(Debug, Error)]
+pub enum StartError {
+    #[error("exporter {id}: {reason}")]
+    Exporter { id: String, reason: String },
+    #[error("receiver {id}: cannot listen on {endpoint}: {source}")]
+    Listen {
+        id: String,
+        endpoint: String,
+        source: std::io::Error,
+    },
+}
+
+/// How long receivers get to finish the requests in flight at shutdown.
+const RECEIVER_GRACE: Duration = Duration::from_secs(5);
+
+/// What the collector is doing, for the start-up message.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub what: String,
+    pub address: SocketAddr,
+}
+
+pub struct Running {
+    pub listening: Vec<Endpoint>,
+    pub writing: Vec<String>,
+    stop: watch::Sender<bool>,
+    servers: Vec<JoinHandle<()>>,
+    pipelines: Vec<Pipeline>,
+}
+
+pub async fn start(config: &Config) -> Result<Running, StartError> {
+    let mut exporters: BTreeMap<String, Arc<Exporter>> = BTreeMap::new();
+    let mut writing = Vec::new();
+    let used = |name: &str| {
+        config
+            .service
+            .pipelines
+            .iter()
+            .any(|(_, pipeline)| pipeline.exporters.iter().any(|id| id.to_string() == name))
+    };
+    for (id, exporter) in &config.exporters {
+        let name = id.to_string();
+        if !used(&name) {
+            continue;
+        }
+        let built = match exporter {
+            ExporterConfig::File(file) => {
+                let format = match file.format {
+                    FileFormat::Pprof => "pprof",
+                    FileFormat::Otlp => "OTLP protobuf",
+                    FileFormat::OtlpJson => "OTLP JSON",
+                };
+                writing.push(format!(
+                    "{name} exporter writing {format} files under {}",
+                    file.path
+                ));
+                let exporter = FileExporter::new(file).map_err(|e| StartError::Exporter {
+                    id: name.clone(),
+                    reason: e.to_string(),
+                })?;
+                Exporter::File {
+                    name: name.clone(),
+                    exporter,
+                }
+            }
+            ExporterConfig::Debug(debug) => Exporter::Debug {
+                name: name.clone(),
+                exporter: DebugExporter::new(debug),
+            },
+            ExporterConfig::Nop => Exporter::Nop { name: name.clone() },
+        };
+        exporters.insert(name, Arc::new(built));
+    }
+
+    let mut pipelines = Vec::new();
+    let mut handles_by_receiver: BTreeMap<String, Vec<PipelineHandle>> = BTreeMap::new();
+    for (name, pipeline) in &config.service.pipelines {
+        let members = pipeline
+            .exporters
+            .iter()
+            .filter_map(|id| exporters.get(&id.to_string()).cloned())
+            .collect();
+        let running = Pipeline::start(name, members, DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_REQUESTS);
+        for receiver in &pipeline.receivers {
+            handles_by_receiver
+                .entry(receiver.to_string())
+                .or_default()
+                .push(running.handle());
+        }
+        pipelines.push(running);
+    }
+
+    let (stop, stopped) = watch::channel(false);
+    let mut listening = Vec::new();
+    let mut servers = Vec::new();
+    for (id, receiver) in &config.receivers {
+        let name = id.to_string();
+        let Some(handles) = handles_by_receiver.remove(&name) else {
+            continue;
+        };
+        let handles: Arc<[PipelineHandle]> = Arc::from(handles);
+        match receiver {
+            ReceiverConfig::Otlp(otlp) => {
+                if let Some(grpc_config) = &otlp.protocols.grpc {
+                    let listener = bind(&name, &grpc_config.endpoint).await?;
+                    if let Ok(address) = listener.local_addr() {
+                        listening.push(Endpoint {
+                            what: format!("{name} OTLP gRPC"),
+                            address,
+                        });
+                    }
+                    let shutdown = wait_for(stopped.clone());
+                    let (config, handles) = (grpc_config.clone(), Arc::clone(&handles));
+                    servers.push(tokio::spawn(async move {
+                        if let Err(error) = grpc::serve(listener, config, handles, shutdown).await {
+                            tracing::error!(%error, "OTLP gRPC server failed");
+                        }
+                    }));
+                }
+                if let Some(http_config) = &otlp.protocols.http {
+                    let listener = bind(&name, &http_config.endpoint).await?;
+                    if let Ok(address) = listener.local_addr() {
+                        listening.push(Endpoint {
+                            what: format!(
+                                "{name} OTLP HTTP (POST {})",
+                                http_config.profiles_url_path
+                            ),
+                            address,
+                        });
+                    }
+                    let shutdown = wait_for(stopped.clone());
+                    let (config, handles) = (http_config.clone(), Arc::clone(&handles));
+                    servers.push(tokio::spawn(async move {
+                        if let Err(error) = http::serve(listener, config, handles, shutdown).await {
+                            tracing::error!(%error, "OTLP HTTP server failed");
+                        }
+                    }));
+                }
+            }
+        }
+    }
+    Ok(Running {
+        listening,
+        writing,
+        stop,
+        servers,
+        pipelines,
+    })
+}
+
+async fn bind(id: &str, endpoint: &str) -> Result<tokio::net::TcpListener, StartError> {
+    tokio::net::TcpListener::bind(endpoint)
+        .await
+        .map_err(|source| StartError::Listen {
+            id: id.to_owned(),
+            endpoint: endpoint.to_owned(),
+            source,
+        })
+}
+
+async fn wait_for(mut stopped: watch::Receiver<bool>) {
+    while !*stopped.borrow() {
+        if stopped.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
+impl Running {
+    /// Stops accepting, then drains every pipeline within `timeout`.
+    /// Returns whether everything accepted was exported.
+    pub async fn shutdown(self, timeout: Duration) -> bool {
+        let Self {
+            stop,
+            servers,
+            pipelines,
+            ..
+        } = self;
+        let _ = stop.send(true);
+        // Servers finish the requests in flight; idle client connections
+        // are not waited for past the grace period.
+        for mut server in servers {
+            if tokio::time::timeout(RECEIVER_GRACE.min(timeout), &mut server)
+                .await
+                .is_err()
+            {
+                server.abort();
+            }
+        }
+        let mut drained = true;
+        for pipeline in pipelines {
+            drained &= pipeline.shutdown(timeout).await;
+        }
+        drained
+    }
+}

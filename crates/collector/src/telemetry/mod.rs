@@ -1,0 +1,3 @@
+//! Self-telemetry: Prometheus metrics, health, logs.
+
+pub mod config;

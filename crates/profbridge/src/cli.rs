@@ -1,0 +1,177 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "profbridge",
+    version,
+    about = "Move profiles between formats and systems: pprof, legacy profiles, folded stacks and OTLP Profiles",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the collector: receive OTLP profiles and write or forward them.
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve(crate::serve::ServeArgs),
+    /// Check a collector configuration and explain every problem.
+    #[command(after_help = VALIDATE_EXAMPLES)]
+    Validate(crate::validate::ValidateArgs),
+    /// Convert profiles between pprof, OTLP (protobuf or JSON) and folded stacks.
+    #[command(after_help = CONVERT_EXAMPLES)]
+    Convert(ConvertArgs),
+    /// Show what a profile holds: types, totals, top functions, frame types.
+    #[command(after_help = INSPECT_EXAMPLES)]
+    Inspect(InspectArgs),
+}
+
+const SERVE_EXAMPLES: &str = "Examples:
+  profbridge serve                                   # the embedded default configuration
+  profbridge serve --config /etc/profbridge/profbridge.yaml
+  PROFBRIDGE__SERVICE__TELEMETRY__LOGS__LEVEL=debug profbridge serve
+
+SIGINT or SIGTERM stops accepting, exports what was accepted, and exits.";
+
+const VALIDATE_EXAMPLES: &str = "Examples:
+  profbridge validate --config profbridge.yaml
+  profbridge validate                                # the embedded default
+
+Exit codes: 0 valid (warnings are printed), 1 invalid (every problem is printed).";
+
+const CONVERT_EXAMPLES: &str = "Examples:
+  profbridge convert cpu.pb.gz -o cpu.otlp.pb
+  profbridge convert heap.prof --to otlp-json -o heap.json --resource-attr service.name=api
+  profbridge convert *.pb.gz --out-dir otlp/ --to otlp
+  profbridge convert a.pb.gz b.pb.gz --merge -o both.otlp.pb
+  cat cpu.pb.gz | profbridge convert - --to otlp | profbridge convert - --to pprof -o back.pb.gz
+  profbridge convert cpu.pb.gz --to folded --sample-type cpu -o cpu.folded
+
+Exit codes: 0 all inputs converted, 1 some inputs failed (each is named, the
+others are still converted), 2 usage error.";
+
+const INSPECT_EXAMPLES: &str = "Examples:
+  profbridge inspect cpu.pb.gz
+  profbridge inspect heap.prof --sample-type inuse_space --top 20
+  profbridge inspect request.otlp.pb --format json
+  profbridge inspect cpu.pb.gz --format raw
+  profbridge inspect cpu.pb.gz --flamegraph cpu.svg";
+
+/// Input formats; `auto` detects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// Detect from the bytes.
+    Auto,
+    /// pprof protobuf, gzipped or raw.
+    Pprof,
+    /// A legacy format google/pprof reads (gperftools CPU, heap, contention, ...).
+    Legacy,
+    /// Folded stacks: `frame;frame;frame value` lines.
+    Folded,
+    /// OTLP ExportProfilesServiceRequest, protobuf.
+    Otlp,
+    /// OTLP ExportProfilesServiceRequest, JSON.
+    OtlpJson,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// Gzipped pprof (one file per profile).
+    Pprof,
+    /// OTLP ExportProfilesServiceRequest, protobuf.
+    Otlp,
+    /// OTLP ExportProfilesServiceRequest, JSON.
+    OtlpJson,
+    /// Folded stacks, root first, for one sample type.
+    Folded,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Input files; `-` reads standard input.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<PathBuf>,
+    /// Output file; `-` writes standard output (the default for one input).
+    #[arg(short, long, value_name = "OUT", conflicts_with = "out_dir")]
+    pub output: Option<PathBuf>,
+    /// Write one output per input into this folder, named after the input.
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: Option<PathBuf>,
+    /// Output format; default: from the output's extension (.json → otlp-json,
+    /// .otlp/.otlp.pb/.binpb → otlp, .folded/.txt → folded), else pprof.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub to: Option<OutputFormat>,
+    /// Input format.
+    #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
+    pub from: InputFormat,
+    /// A resource attribute for OTLP output, e.g. service.name=checkout (repeatable).
+    #[arg(long = "resource-attr", value_name = "KEY=VALUE", value_parser = parse_key_value)]
+    pub resource_attrs: Vec<(String, String)>,
+    /// Instrumentation scope name for OTLP output.
+    #[arg(long, default_value = "profbridge", value_name = "NAME")]
+    pub scope_name: String,
+    /// Sum samples that differ only in their timestamps.
+    #[arg(long)]
+    pub aggregate_timestamps: bool,
+    /// Keep each input's bytes as the OTLP profile's original_payload.
+    #[arg(long)]
+    pub original_payload: bool,
+    /// Folded stacks: the sample type to write (e.g. `cpu`), or the type of
+    /// folded input (`TYPE` or `TYPE/UNIT`; default samples/count).
+    #[arg(long, value_name = "TYPE[/UNIT]")]
+    pub sample_type: Option<String>,
+    /// Put every input into one OTLP request with one shared dictionary.
+    #[arg(long)]
+    pub merge: bool,
+    /// gzip level for pprof output, 0 (none) to 9 (smallest).
+    #[arg(long, default_value_t = profbridge_pprof::DEFAULT_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
+    pub gzip_level: u32,
+}
+
+/// How `inspect` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InspectFormat {
+    /// A summary for people.
+    Text,
+    /// The text google/pprof's Profile.String() prints.
+    Raw,
+    /// The summary as JSON, for scripts.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// The profile to inspect; `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+    /// Input format.
+    #[arg(long, value_enum, default_value = "auto", value_name = "FORMAT")]
+    pub from: InputFormat,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: InspectFormat,
+    /// Sample type for the top functions and the flame graph (default: the
+    /// profile's default sample type).
+    #[arg(long, value_name = "TYPE")]
+    pub sample_type: Option<String>,
+    /// How many functions to list.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Draw an SVG flame graph of the chosen sample type into this file.
+    #[arg(long, value_name = "OUT.svg")]
+    pub flamegraph: Option<PathBuf>,
+}
+
+fn parse_key_value(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!("expected KEY=VALUE, got {text:?}")),
+    }
+}

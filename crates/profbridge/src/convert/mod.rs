@@ -1,0 +1,284 @@
+//! `profbridge convert`: any input format to pprof, OTLP (protobuf or JSON)
+//! or folded stacks.
+
+mod output;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use prost::Message;
+
+use profbridge_pprof::{
+    encode, sample_type_index, write_folded, Compression, EncodeOptions, Profile,
+};
+use profbridge_translate::json::request_to_json_string;
+use profbridge_translate::otlp::{key_value, string_value, ExportProfilesServiceRequest, KeyValue};
+use profbridge_translate::{
+    merge_requests, otlp_to_pprof, pprof_to_otlp, validate_request, PprofInput, ToOtlpOptions,
+    ToPprofOptions,
+};
+
+use crate::cli::{ConvertArgs, OutputFormat};
+use crate::input::{folded_sample_type, load, Input, Loaded};
+use crate::{EXIT_SOME_FAILED, EXIT_USAGE};
+use output::Destination;
+
+/// One converted result: bytes, and a suffix when an input gives several.
+struct Converted {
+    bytes: Vec<u8>,
+    part: Option<usize>,
+}
+
+pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
+    let format = args
+        .to
+        .or_else(|| {
+            args.output
+                .as_deref()
+                .and_then(output::format_from_extension)
+        })
+        .unwrap_or(OutputFormat::Pprof);
+    if let Err(message) = check_usage(args, format) {
+        eprintln!("profbridge convert: {message}");
+        return Ok(ExitCode::from(EXIT_USAGE));
+    }
+    let progress = progress_bar(args.inputs.len());
+    let mut failed = 0;
+    let mut merged = Vec::new();
+    for path in &args.inputs {
+        let result = Input::read(path).and_then(|input| {
+            let requests_or_outputs = convert_one(&input, args, format)?;
+            Ok((input, requests_or_outputs))
+        });
+        match result {
+            Ok((_, Step::Request(request))) => merged.push(request),
+            Ok((input, Step::Outputs(outputs))) => {
+                let destination = Destination::choose(args, &input, format);
+                if let Err(error) = destination.write(&outputs_as_pairs(outputs)) {
+                    eprintln!("profbridge: {error:#}");
+                    failed += 1;
+                }
+            }
+            Err(error) => {
+                eprintln!("profbridge: {error:#}");
+                failed += 1;
+            }
+        }
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    if args.merge && !merged.is_empty() {
+        let request = merge_requests(merged);
+        let bytes = encode_request(&request, format);
+        Destination::single(args).write(&[(None, bytes)])?;
+    }
+    Ok(if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_SOME_FAILED)
+    })
+}
+
+fn outputs_as_pairs(outputs: Vec<Converted>) -> Vec<(Option<usize>, Vec<u8>)> {
+    outputs.into_iter().map(|c| (c.part, c.bytes)).collect()
+}
+
+fn check_usage(args: &ConvertArgs, format: OutputFormat) -> Result<(), String> {
+    let otlp = matches!(format, OutputFormat::Otlp | OutputFormat::OtlpJson);
+    if args.merge && !otlp {
+        return Err("--merge makes one OTLP request; use --to otlp or --to otlp-json".into());
+    }
+    if args.merge && args.out_dir.is_some() {
+        return Err("--merge writes one output; use -o, not --out-dir".into());
+    }
+    if args.inputs.len() > 1 && args.out_dir.is_none() && !args.merge {
+        return Err("several inputs need --out-dir DIR, or --merge with OTLP output".into());
+    }
+    Ok(())
+}
+
+fn progress_bar(inputs: usize) -> ProgressBar {
+    if inputs < 2 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(inputs as u64);
+    if let Ok(style) = ProgressStyle::with_template("{bar:40} {pos}/{len} {elapsed}") {
+        bar.set_style(style);
+    }
+    bar
+}
+
+enum Step {
+    /// Under --merge: this input's part of the merged request.
+    Request(ExportProfilesServiceRequest),
+    Outputs(Vec<Converted>),
+}
+
+fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Result<Step> {
+    let folded_type = folded_sample_type(args.sample_type.as_deref());
+    let loaded =
+        load(input, args.from, &folded_type).map_err(|e| anyhow!("{}: {e:#}", input.name))?;
+    let name = &input.name;
+    let resource: Vec<KeyValue> = args
+        .resource_attrs
+        .iter()
+        .map(|(key, value)| key_value(key.clone(), string_value(value.clone())))
+        .collect();
+    let otlp_out = matches!(format, OutputFormat::Otlp | OutputFormat::OtlpJson);
+    let outputs = match loaded {
+        Loaded::Pprof(profile) if otlp_out => {
+            let request = pprof_request(&profile, input, args, &resource)?;
+            if args.merge {
+                return Ok(Step::Request(request));
+            }
+            vec![encode_request(&request, format)]
+        }
+        Loaded::Pprof(profile) => {
+            vec![write_pprof_like(&profile, args, format).map_err(|e| anyhow!("{name}: {e:#}"))?]
+        }
+        Loaded::Otlp(mut request) => {
+            let validated = validate_request(&request).map_err(|e| anyhow!("{name}: {e}"))?;
+            if let Some((_, error)) = validated.invalid.first() {
+                bail!("{name}: {error}");
+            }
+            if otlp_out {
+                add_resource_attributes(&mut request, &resource);
+                if args.merge {
+                    return Ok(Step::Request(request));
+                }
+                vec![encode_request(&request, format)]
+            } else {
+                let options = ToPprofOptions {
+                    aggregate_timestamps: args.aggregate_timestamps,
+                    ..ToPprofOptions::default()
+                };
+                let converted =
+                    otlp_to_pprof(&request, &options).map_err(|e| anyhow!("{name}: {e}"))?;
+                converted
+                    .profiles
+                    .iter()
+                    .map(|out| write_pprof_like(&out.profile, args, format))
+                    .collect::<Result<Vec<_>>>()
+                    .map_err(|e| anyhow!("{name}: {e:#}"))?
+            }
+        }
+    };
+    let several = outputs.len() > 1;
+    Ok(Step::Outputs(
+        outputs
+            .into_iter()
+            .enumerate()
+            .map(|(i, bytes)| Converted {
+                bytes,
+                part: several.then_some(i),
+            })
+            .collect(),
+    ))
+}
+
+fn pprof_request(
+    profile: &Profile,
+    input: &Input,
+    args: &ConvertArgs,
+    resource: &[KeyValue],
+) -> Result<ExportProfilesServiceRequest> {
+    let options = ToOtlpOptions {
+        scope_name: args.scope_name.clone(),
+        aggregate_timestamps: args.aggregate_timestamps,
+        original_payload: args.original_payload,
+        ..ToOtlpOptions::default()
+    };
+    let converted = pprof_to_otlp(
+        &[PprofInput {
+            profile,
+            resource_attributes: resource,
+            scope: None,
+            original_payload: Some(&input.bytes),
+        }],
+        &options,
+    );
+    if let Some((_, error)) = converted.rejected.first() {
+        bail!("{}: {error}", input.name);
+    }
+    Ok(converted.request)
+}
+
+fn add_resource_attributes(request: &mut ExportProfilesServiceRequest, resource: &[KeyValue]) {
+    if resource.is_empty() {
+        return;
+    }
+    for resource_profiles in &mut request.resource_profiles {
+        let attributes = &mut resource_profiles
+            .resource
+            .get_or_insert_with(Default::default)
+            .attributes;
+        for kv in resource {
+            attributes.retain(|existing| existing.key != kv.key);
+            attributes.push(kv.clone());
+        }
+    }
+}
+
+fn encode_request(request: &ExportProfilesServiceRequest, format: OutputFormat) -> Vec<u8> {
+    match format {
+        OutputFormat::OtlpJson => {
+            let mut text = request_to_json_string(request).into_bytes();
+            text.push(b'\n');
+            text
+        }
+        _ => request.encode_to_vec(),
+    }
+}
+
+/// pprof or folded bytes of one profile.
+fn write_pprof_like(
+    profile: &Profile,
+    args: &ConvertArgs,
+    format: OutputFormat,
+) -> Result<Vec<u8>> {
+    if format == OutputFormat::Folded {
+        let index = folded_type_index(profile, args.sample_type.as_deref())?;
+        return Ok(write_folded(profile, index)?.into_bytes());
+    }
+    let compression = match args.gzip_level {
+        0 => Compression::None,
+        level => Compression::Gzip { level },
+    };
+    Ok(encode(profile, &EncodeOptions { compression }))
+}
+
+/// The sample type folded output is written for: the one named, else the
+/// default sample type, else the last.
+fn folded_type_index(profile: &Profile, name: Option<&str>) -> Result<usize> {
+    let text = |i: i64| {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| profile.string_table.get(i))
+            .map_or("", String::as_str)
+    };
+    let names: Vec<&str> = profile
+        .sample_type
+        .iter()
+        .map(|vt| text(vt.r#type))
+        .collect();
+    let wanted = name.map(|n| n.split('/').next().unwrap_or(n));
+    match wanted {
+        Some(wanted) => sample_type_index(profile, wanted).ok_or_else(|| {
+            anyhow!(
+                "no sample type named {wanted:?}; the profile has {}",
+                names.join(", ")
+            )
+        }),
+        None => {
+            let default = text(profile.default_sample_type);
+            let index = names
+                .iter()
+                .position(|n| !default.is_empty() && *n == default);
+            index
+                .or_else(|| names.len().checked_sub(1))
+                .ok_or_else(|| anyhow!("the profile has no sample types"))
+        }
+    }
+}

@@ -1,0 +1,112 @@
+//! Reading inputs: files or standard input, with size limits, in any
+//! format profbridge reads.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use prost::Message;
+
+use profbridge_pprof::{
+    decode, detect_format, gunzip, parse_folded, parse_legacy, DecodeOptions, Format, Profile,
+    DEFAULT_FOLDED_SAMPLE_TYPE,
+};
+use profbridge_translate::json::request_from_json;
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
+
+use crate::cli::InputFormat;
+
+/// An input's name for messages, and its bytes.
+pub struct Input {
+    pub name: String,
+    pub path: Option<PathBuf>,
+    pub bytes: Vec<u8>,
+}
+
+impl Input {
+    /// Reads `path`, or standard input for `-`, up to the decode limit.
+    pub fn read(path: &Path) -> Result<Self> {
+        let limit = DecodeOptions::default().max_input_bytes;
+        let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+        let (name, stdin, path) = if path == Path::new("-") {
+            ("<stdin>".to_owned(), true, None)
+        } else {
+            (path.display().to_string(), false, Some(path.to_path_buf()))
+        };
+        let mut bytes = Vec::new();
+        let result = if stdin {
+            std::io::stdin().take(read_limit).read_to_end(&mut bytes)
+        } else {
+            std::fs::File::open(path.as_deref().unwrap_or(Path::new("-")))
+                .and_then(|file| file.take(read_limit).read_to_end(&mut bytes))
+        };
+        result.with_context(|| format!("{name}: cannot read"))?;
+        if bytes.len() > limit {
+            bail!("{name}: larger than the limit of {limit} bytes");
+        }
+        Ok(Self { name, path, bytes })
+    }
+}
+
+/// What an input holds: pprof profiles, or an OTLP request.
+pub enum Loaded {
+    Pprof(Profile),
+    Otlp(ExportProfilesServiceRequest),
+}
+
+/// The sample type of folded input: `TYPE` or `TYPE/UNIT`.
+pub fn folded_sample_type(spec: Option<&str>) -> (String, String) {
+    match spec {
+        None => (
+            DEFAULT_FOLDED_SAMPLE_TYPE.0.to_owned(),
+            DEFAULT_FOLDED_SAMPLE_TYPE.1.to_owned(),
+        ),
+        Some(spec) => match spec.split_once('/') {
+            Some((kind, unit)) => (kind.to_owned(), unit.to_owned()),
+            None => (spec.to_owned(), "count".to_owned()),
+        },
+    }
+}
+
+/// Parses an input in the given (or detected) format.
+pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) -> Result<Loaded> {
+    let options = DecodeOptions::default();
+    let format = match from {
+        InputFormat::Auto => Some(
+            detect_format(&input.bytes, &options)
+                .map_err(|e| anyhow!("{e}"))?
+                .format,
+        ),
+        _ => None,
+    };
+    let bytes = &input.bytes;
+    let folded = (folded_type.0.as_str(), folded_type.1.as_str());
+    let loaded = match (from, format) {
+        (InputFormat::Pprof, _) | (_, Some(Format::Pprof)) => {
+            Loaded::Pprof(decode(bytes, &options)?)
+        }
+        (InputFormat::Legacy, _) | (_, Some(Format::Legacy(_))) => {
+            Loaded::Pprof(parse_legacy(&gunzipped(bytes)?)?)
+        }
+        (InputFormat::Folded, _) | (_, Some(Format::Folded)) => {
+            Loaded::Pprof(parse_folded(&gunzipped(bytes)?, folded)?)
+        }
+        (InputFormat::Otlp, _) | (_, Some(Format::OtlpProtobuf)) => Loaded::Otlp(
+            ExportProfilesServiceRequest::decode(gunzipped(bytes)?.as_slice())?,
+        ),
+        (InputFormat::OtlpJson, _) | (_, Some(Format::OtlpJson)) => {
+            Loaded::Otlp(request_from_json(&gunzipped(bytes)?)?)
+        }
+        (InputFormat::Auto, None) => bail!("no format detected"),
+    };
+    Ok(loaded)
+}
+
+/// The bytes inside gzip, if they are gzipped.
+fn gunzipped(bytes: &[u8]) -> Result<Vec<u8>> {
+    if profbridge_pprof::is_gzip(bytes) {
+        Ok(gunzip(bytes, &DecodeOptions::default())?)
+    } else {
+        Ok(bytes.to_vec())
+    }
+}

@@ -1,0 +1,88 @@
+//! `profbridge serve`: the collector.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use clap::Args;
+
+use profbridge_collector::config::{load, units::parse_duration, Config};
+use profbridge_collector::service;
+use profbridge_collector::telemetry::config::LogEncoding;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The configuration file (YAML); without it, the embedded default:
+    /// OTLP gRPC on 127.0.0.1:4317 and HTTP on 127.0.0.1:4318, pprof files
+    /// under ./profbridge-data.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// How long shutdown may take to export what was accepted.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub shutdown_timeout: Duration,
+}
+
+pub fn run(args: &ServeArgs) -> Result<ExitCode> {
+    let config = load(args.config.as_deref())
+        .map_err(|errors| anyhow!("invalid configuration:\n{errors}"))?;
+    init_logs(&config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(serve(&config, args.shutdown_timeout))
+}
+
+async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> {
+    let running = service::start(config).await?;
+    let mut stdout = std::io::stdout().lock();
+    for endpoint in &running.listening {
+        writeln!(
+            stdout,
+            "profbridge: {} listening on {}",
+            endpoint.what, endpoint.address
+        )?;
+    }
+    for writing in &running.writing {
+        writeln!(stdout, "profbridge: {writing}")?;
+    }
+    writeln!(stdout, "profbridge: ready")?;
+    stdout.flush()?;
+    drop(stdout);
+
+    wait_for_signal().await?;
+    tracing::info!("shutting down: refusing new requests, exporting what was accepted");
+    let drained = running.shutdown(shutdown_timeout).await;
+    if drained {
+        tracing::info!("stopped");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        tracing::error!(timeout = ?shutdown_timeout, "shutdown timed out before every accepted profile was exported");
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+async fn wait_for_signal() -> Result<()> {
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .context("listening for SIGTERM")?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result.context("listening for SIGINT"),
+        _ = terminate.recv() => Ok(()),
+    }
+}
+
+fn init_logs(config: &Config) {
+    let logs = &config.service.telemetry.logs;
+    let filter = tracing_subscriber::EnvFilter::try_new(&logs.level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    let _ = match logs.encoding {
+        LogEncoding::Json => builder.json().try_init(),
+        LogEncoding::Text => builder.try_init(),
+    };
+}

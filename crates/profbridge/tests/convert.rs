@@ -1,0 +1,361 @@
+//! `profbridge convert`, end to end on the built binary.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use profbridge_pprof::{
+    canonical_diff, parse_any, parse_folded, write_folded, DecodeOptions, Profile,
+};
+use profbridge_testkit::{corpus_file, corpus_files, TempDir};
+use profbridge_translate::json::request_from_json;
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use prost::Message;
+
+fn profbridge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_profbridge"))
+        .args(args)
+        .output()
+        .expect("run profbridge")
+}
+
+fn with_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_profbridge"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run profbridge");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
+    output
+}
+
+fn parse(bytes: &[u8]) -> Profile {
+    parse_any(bytes, &DecodeOptions::default()).unwrap().0
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Totals per root-first stack of function names, as folded text holds them.
+fn folded_totals(profile: &Profile, sample_type: usize) -> BTreeMap<String, i64> {
+    write_folded(profile, sample_type)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (stack, value) = line.rsplit_once(' ').unwrap();
+            (stack.to_owned(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn every_corpus_file_converts_to_each_format_and_back() {
+    let dir = TempDir::new("convert-corpus");
+    for file in corpus_files() {
+        let original = parse(&file.bytes);
+        let input = file.path.to_str().unwrap();
+        for (format, extension) in [
+            ("pprof", "pb.gz"),
+            ("otlp", "otlp.pb"),
+            ("otlp-json", "json"),
+        ] {
+            let converted = dir.path().join(format!("{}.{extension}", file.name));
+            let back = dir
+                .path()
+                .join(format!("{}.{format}.back.pb.gz", file.name));
+            let output = profbridge(&[
+                "convert",
+                input,
+                "--to",
+                format,
+                "-o",
+                converted.to_str().unwrap(),
+            ]);
+            assert!(
+                output.status.success(),
+                "{} to {format}: {}",
+                file.name,
+                stderr(&output)
+            );
+            let output = profbridge(&[
+                "convert",
+                converted.to_str().unwrap(),
+                "--to",
+                "pprof",
+                "-o",
+                back.to_str().unwrap(),
+            ]);
+            assert!(
+                output.status.success(),
+                "{} back from {format}: {}",
+                file.name,
+                stderr(&output)
+            );
+            let round_tripped = parse(&std::fs::read(&back).unwrap());
+            assert_eq!(
+                canonical_diff(&original, &round_tripped).unwrap(),
+                None,
+                "{} via {format}",
+                file.name
+            );
+        }
+        if original.sample_type.is_empty() {
+            continue;
+        }
+        // Folded holds one sample type and function names: compare totals per stack.
+        let folded = dir.path().join(format!("{}.folded", file.name));
+        let output = profbridge(&["convert", input, "-o", folded.to_str().unwrap()]);
+        assert!(
+            output.status.success(),
+            "{} to folded: {}",
+            file.name,
+            stderr(&output)
+        );
+        let default = original.sample_type.len() - 1;
+        let default = original
+            .sample_type
+            .iter()
+            .position(|t| {
+                t.r#type == original.default_sample_type && original.default_sample_type != 0
+            })
+            .unwrap_or(default);
+        let from_folded =
+            parse_folded(&std::fs::read(&folded).unwrap(), ("samples", "count")).unwrap();
+        assert_eq!(
+            folded_totals(&from_folded, 0),
+            folded_totals(&original, default),
+            "{} via folded",
+            file.name
+        );
+    }
+}
+
+#[test]
+fn stdin_to_stdout_pipelines_work() {
+    let Some(file) = corpus_file("large.cpu") else {
+        return;
+    };
+    let otlp = with_stdin(&["convert", "-", "--to", "otlp"], &file.bytes);
+    assert!(otlp.status.success(), "{}", stderr(&otlp));
+    ExportProfilesServiceRequest::decode(otlp.stdout.as_slice())
+        .expect("stdout holds an OTLP request");
+    let pprof = with_stdin(&["convert", "-", "--to", "pprof"], &otlp.stdout);
+    assert!(pprof.status.success(), "{}", stderr(&pprof));
+    assert_eq!(
+        canonical_diff(&parse(&file.bytes), &parse(&pprof.stdout)).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn resource_attributes_scope_and_original_payload_reach_otlp() {
+    let Some(file) = corpus_file("cppbench.heap") else {
+        return;
+    };
+    let output = profbridge(&[
+        "convert",
+        file.path.to_str().unwrap(),
+        "--to",
+        "otlp-json",
+        "--resource-attr",
+        "service.name=checkout",
+        "--resource-attr",
+        "deployment.environment=prod",
+        "--scope-name",
+        "heap-agent",
+        "--original-payload",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let request = request_from_json(&output.stdout).unwrap();
+    let resource = request.resource_profiles[0].resource.as_ref().unwrap();
+    let keys: Vec<&str> = resource
+        .attributes
+        .iter()
+        .map(|kv| kv.key.as_str())
+        .collect();
+    assert_eq!(keys, ["service.name", "deployment.environment"]);
+    let scope = &request.resource_profiles[0].scope_profiles[0];
+    assert_eq!(scope.scope.as_ref().unwrap().name, "heap-agent");
+    assert_eq!(scope.profiles[0].original_payload, file.bytes);
+}
+
+#[test]
+fn merge_puts_every_input_into_one_request_with_one_dictionary() {
+    let (Some(a), Some(b)) = (corpus_file("java.cpu"), corpus_file("large.cpu")) else {
+        return;
+    };
+    let dir = TempDir::new("convert-merge");
+    let out = dir.path().join("both.otlp.pb");
+    let output = profbridge(&[
+        "convert",
+        a.path.to_str().unwrap(),
+        b.path.to_str().unwrap(),
+        "--merge",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let request =
+        ExportProfilesServiceRequest::decode(std::fs::read(&out).unwrap().as_slice()).unwrap();
+    let scopes: usize = request
+        .resource_profiles
+        .iter()
+        .map(|r| r.scope_profiles.len())
+        .sum();
+    assert_eq!(scopes, 2);
+    let converted = profbridge_translate::otlp_to_pprof(&request, &Default::default()).unwrap();
+    assert_eq!(converted.profiles.len(), 2);
+    assert_eq!(
+        canonical_diff(&parse(&a.bytes), &converted.profiles[0].profile).unwrap(),
+        None
+    );
+    assert_eq!(
+        canonical_diff(&parse(&b.bytes), &converted.profiles[1].profile).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn errors_name_the_file_and_the_reason_with_the_right_exit_code() {
+    let dir = TempDir::new("convert-errors");
+    let missing = dir.path().join("missing.pb.gz");
+    let output = profbridge(&["convert", missing.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains(&format!("{}: cannot read", missing.display())),
+        "{}",
+        stderr(&output)
+    );
+
+    let unknown = dir.path().join("notes.txt");
+    std::fs::write(&unknown, "these are not profiles\n").unwrap();
+    let output = profbridge(&["convert", unknown.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains(&format!(
+            "{}: unrecognized format; tried",
+            unknown.display()
+        )),
+        "{}",
+        stderr(&output)
+    );
+
+    if let Some(file) = corpus_file("large.cpu") {
+        let corrupt = dir.path().join("corrupt.pb.gz");
+        std::fs::write(&corrupt, &file.bytes[..file.bytes.len() / 2]).unwrap();
+        let output = profbridge(&["convert", corrupt.to_str().unwrap(), "--to", "otlp"]);
+        assert_eq!(output.status.code(), Some(1));
+        assert!(
+            stderr(&output).contains(&format!("{}: gzip", corrupt.display())),
+            "{}",
+            stderr(&output)
+        );
+    }
+
+    let usage = profbridge(&["convert", "--to", "yaml", "x"]);
+    assert_eq!(usage.status.code(), Some(2));
+    let usage = profbridge(&["convert", "a", "b", "-o", "c"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(
+        stderr(&usage).contains("several inputs need --out-dir"),
+        "{}",
+        stderr(&usage)
+    );
+}
+
+#[test]
+fn among_many_inputs_the_good_ones_are_still_converted() {
+    let Some(good) = corpus_file("java.heap") else {
+        return;
+    };
+    let dir = TempDir::new("convert-partial");
+    let bad = dir.path().join("bad.pb.gz");
+    std::fs::write(&bad, [0x1f, 0x8b, 0x08, 0x00, 0x01]).unwrap();
+    let out_dir = dir.path().join("out");
+    let output = profbridge(&[
+        "convert",
+        bad.to_str().unwrap(),
+        good.path.to_str().unwrap(),
+        "--out-dir",
+        out_dir.to_str().unwrap(),
+        "--to",
+        "otlp",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(bad.to_str().unwrap()),
+        "{}",
+        stderr(&output)
+    );
+    assert!(Path::new(&out_dir.join("java.heap.otlp.pb")).exists());
+    assert!(!out_dir.join("bad.otlp.pb").exists());
+}
+
+#[test]
+fn help_shows_examples_for_each_command() {
+    for command in ["convert", "inspect"] {
+        let output = profbridge(&[command, "--help"]);
+        assert!(output.status.success());
+        let text = String::from_utf8(output.stdout).unwrap();
+        assert!(
+            text.contains("Examples:") && text.contains(&format!("profbridge {command} ")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn many_inputs_show_progress_on_a_terminal_and_are_quiet_otherwise() {
+    let (Some(a), Some(b)) = (corpus_file("java.cpu"), corpus_file("java.heap")) else {
+        return;
+    };
+    let dir = TempDir::new("convert-progress");
+    let out_dir = dir.path().join("out");
+    let args = [
+        "convert",
+        a.path.to_str().unwrap(),
+        b.path.to_str().unwrap(),
+        "--out-dir",
+        out_dir.to_str().unwrap(),
+    ];
+    let quiet = profbridge(&args);
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stderr.is_empty() && quiet.stdout.is_empty(),
+        "{}",
+        stderr(&quiet)
+    );
+
+    // `script` runs the command on a pseudo-terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipping the terminal half: no `script` command");
+        return;
+    }
+    let command = format!("{} {}", env!("CARGO_BIN_EXE_profbridge"), args.join(" "));
+    let on_terminal = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    assert!(on_terminal.status.success(), "{}", stderr(&on_terminal));
+    let shown = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(
+        shown.contains("2/2"),
+        "no progress bar on the terminal: {shown:?}"
+    );
+}

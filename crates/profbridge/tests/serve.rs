@@ -1,0 +1,477 @@
+//! `profbridge serve`, end to end: the real binary on 127.0.0.1:0 ports,
+//! fed by a tonic client and a plain HTTP client.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use profbridge_pprof::{decode, DecodeOptions};
+use profbridge_testkit::{corpus_file, ebpf_like_request, require_tool, TempDir};
+use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
+use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
+use prost::Message;
+
+#[path = "../../../tests/support/raw_text.rs"]
+mod raw_text;
+
+struct Collector {
+    child: Child,
+    grpc: SocketAddr,
+    http: SocketAddr,
+    data: PathBuf,
+    _dir: TempDir,
+}
+
+impl Collector {
+    fn start(label: &str) -> Self {
+        let dir = TempDir::new(label);
+        let data = dir.path().join("data");
+        let config = dir.path().join("profbridge.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n\
+                 exporters:\n  file:\n    path: {}\n    format: pprof\n\
+                 service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+                data.display()
+            ),
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_profbridge"))
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let (mut grpc, mut http) = (None, None);
+        for line in stdout.lines() {
+            let line = line.unwrap();
+            let address = || {
+                line.rsplit(' ')
+                    .next()
+                    .unwrap()
+                    .parse::<SocketAddr>()
+                    .unwrap()
+            };
+            if line.contains("OTLP gRPC listening on") {
+                grpc = Some(address());
+            } else if line.contains("OTLP HTTP") && line.contains("listening on") {
+                http = Some(address());
+            } else if line.ends_with("ready") {
+                break;
+            }
+        }
+        Self {
+            child,
+            grpc: grpc.expect("a gRPC address was printed"),
+            http: http.expect("an HTTP address was printed"),
+            data,
+            _dir: dir,
+        }
+    }
+
+    fn files(&self) -> Vec<PathBuf> {
+        let mut files = Vec::new();
+        let mut stack = vec![self.data.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        files
+    }
+
+    /// SIGTERM, then the exit status; the data stays until the returned
+    /// folder is dropped.
+    fn terminate(mut self) -> (std::process::ExitStatus, TempDir) {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        (self.child.wait().unwrap(), self._dir)
+    }
+}
+
+/// A POST over plain HTTP/1.1: (status, body).
+fn post(
+    address: SocketAddr,
+    path: &str,
+    content_type: &str,
+    encoding: Option<&str>,
+    body: &[u8],
+) -> (u16, Vec<u8>) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if let Some(encoding) = encoding {
+        head.push_str(&format!("Content-Encoding: {encoding}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let split = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = response[split + 4..].to_vec();
+    // Bodies come back whole (Content-Length) or chunked.
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(&body)
+    } else {
+        body
+    };
+    (status, body)
+}
+
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body.windows(2).position(|w| w == b"\r\n").unwrap();
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&body[..line_end]).unwrap().trim(), 16)
+                .unwrap();
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&body[line_end + 2..line_end + 2 + size]);
+        body = &body[line_end + 2 + size + 2..];
+    }
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn large_cpu_request() -> Option<ExportProfilesServiceRequest> {
+    let file = corpus_file("large.cpu")?;
+    let profile = decode(&file.bytes, &DecodeOptions::default()).unwrap();
+    let service = [profbridge_translate::otlp::key_value(
+        "service.name",
+        profbridge_translate::otlp::string_value("checkout"),
+    )];
+    let input = PprofInput {
+        profile: &profile,
+        resource_attributes: &service,
+        scope: None,
+        original_payload: None,
+    };
+    Some(pprof_to_otlp(&[input], &ToOtlpOptions::default()).request)
+}
+
+fn wait_for_files(collector: &Collector, count: usize) -> Vec<PathBuf> {
+    for _ in 0..600 {
+        let files = collector.files();
+        if files.len() >= count {
+            return files;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    collector.files()
+}
+
+#[test]
+fn http_exports_in_both_encodings_with_gzip_become_pprof_files() {
+    let Some(request) = large_cpu_request() else {
+        return;
+    };
+    let collector = Collector::start("serve-http");
+    let protobuf = request.encode_to_vec();
+    let (status, body) = post(
+        collector.http,
+        "/v1development/profiles",
+        "application/x-protobuf",
+        Some("gzip"),
+        &gzip(&protobuf),
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    ExportProfilesServiceResponse::decode(body.as_slice()).unwrap();
+
+    let json = profbridge_translate::json::request_to_json_string(&ebpf_like_request(200, 5));
+    let (status, body) = post(
+        collector.http,
+        "/v1development/profiles",
+        "application/json",
+        None,
+        json.as_bytes(),
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(String::from_utf8(body).unwrap(), "{}");
+
+    let files = wait_for_files(&collector, 2);
+    assert_eq!(files.len(), 2, "{files:?}");
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        decode(&bytes, &DecodeOptions::default()).unwrap();
+    }
+    assert!(
+        files
+            .iter()
+            .any(|f| f.starts_with(collector.data.join("checkout"))),
+        "{files:?}"
+    );
+    if require_tool(
+        "go",
+        &["version"],
+        "reading served files with go tool pprof",
+    )
+    .is_some()
+    {
+        let home = TempDir::new("serve-go");
+        for file in &files {
+            raw_text::go_tool_pprof_raw(file, home.path()).unwrap();
+        }
+    }
+    assert!(collector.terminate().0.success());
+}
+
+#[test]
+fn bad_requests_get_the_right_codes_and_valid_profiles_still_land() {
+    let Some(mut request) = large_cpu_request() else {
+        return;
+    };
+    let collector = Collector::start("serve-bad");
+    let path = "/v1development/profiles";
+    assert_eq!(
+        post(collector.http, path, "text/plain", None, b"hello").0,
+        415
+    );
+    assert_eq!(
+        post(
+            collector.http,
+            path,
+            "application/x-protobuf",
+            None,
+            b"\xff\xff\xff"
+        )
+        .0,
+        400
+    );
+    assert_eq!(
+        post(collector.http, path, "application/json", None, b"{not json").0,
+        400
+    );
+    assert_eq!(
+        post(
+            collector.http,
+            path,
+            "application/x-protobuf",
+            Some("br"),
+            b"x"
+        )
+        .0,
+        415
+    );
+    assert_eq!(
+        post(
+            collector.http,
+            "/elsewhere",
+            "application/x-protobuf",
+            None,
+            b""
+        )
+        .0,
+        404
+    );
+
+    // Two profiles (cpu, samples): break the second one's samples.
+    let scope = &mut request.resource_profiles[0].scope_profiles[0];
+    scope.profiles[1].samples[0].stack_index = 1_000_000;
+    let (status, body) = post(
+        collector.http,
+        path,
+        "application/x-protobuf",
+        None,
+        &request.encode_to_vec(),
+    );
+    assert_eq!(status, 200);
+    let response = ExportProfilesServiceResponse::decode(body.as_slice()).unwrap();
+    let partial = response.partial_success.unwrap();
+    assert_eq!(partial.rejected_profiles, 1);
+    assert!(
+        partial
+            .error_message
+            .contains("profile 1: sample 0: stack_index 1000000"),
+        "{}",
+        partial.error_message
+    );
+    let files = wait_for_files(&collector, 1);
+    assert_eq!(files.len(), 1);
+
+    scope_profiles_all_invalid(&mut request);
+    let (status, body) = post(
+        collector.http,
+        path,
+        "application/json",
+        None,
+        profbridge_translate::json::request_to_json_string(&request).as_bytes(),
+    );
+    assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
+    assert!(String::from_utf8_lossy(&body).contains("stack_index"));
+    assert!(collector.terminate().0.success());
+}
+
+fn scope_profiles_all_invalid(request: &mut ExportProfilesServiceRequest) {
+    for profile in &mut request.resource_profiles[0].scope_profiles[0].profiles {
+        profile.samples[0].stack_index = 1_000_000;
+    }
+}
+
+#[test]
+fn grpc_exports_with_gzip_and_get_partial_success() {
+    let Some(mut request) = large_cpu_request() else {
+        return;
+    };
+    let collector = Collector::start("serve-grpc");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let address = format!("http://{}", collector.grpc);
+    runtime.block_on(async {
+        use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_client::ProfilesServiceClient;
+        let mut client = ProfilesServiceClient::connect(address)
+            .await
+            .unwrap()
+            .send_compressed(tonic::codec::CompressionEncoding::Gzip)
+            .max_decoding_message_size(64 << 20);
+        let response = client.export(request.clone()).await.unwrap().into_inner();
+        assert_eq!(response.partial_success, None);
+
+        request.resource_profiles[0].scope_profiles[0].profiles[1].samples[0].stack_index = 1_000_000;
+        let response = client.export(request.clone()).await.unwrap().into_inner();
+        assert_eq!(response.partial_success.unwrap().rejected_profiles, 1);
+
+        scope_profiles_all_invalid(&mut request);
+        let status = client.export(request).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    });
+    drop(runtime);
+    assert_eq!(wait_for_files(&collector, 2).len(), 2);
+    assert!(collector.terminate().0.success());
+}
+
+#[test]
+fn hostile_attribute_values_stay_inside_the_data_directory() {
+    let Some(request) = large_cpu_request() else {
+        return;
+    };
+    let collector = Collector::start("serve-hostile");
+    let long = "x".repeat(10_000);
+    let hostile = [
+        "../../../../etc/passwd",
+        "/absolute",
+        "a\\b",
+        "line\nbreak\u{0}",
+        "..",
+        ".",
+        "",
+        long.as_str(),
+    ];
+    for (i, name) in hostile.iter().enumerate() {
+        let mut request = request.clone();
+        request.resource_profiles[0]
+            .resource
+            .as_mut()
+            .unwrap()
+            .attributes[0]
+            .value = Some(profbridge_translate::otlp::string_value(*name));
+        let (status, body) = post(
+            collector.http,
+            "/v1development/profiles",
+            "application/x-protobuf",
+            None,
+            &request.encode_to_vec(),
+        );
+        assert_eq!(status, 200, "{i}: {}", String::from_utf8_lossy(&body));
+    }
+    let files = wait_for_files(&collector, hostile.len());
+    assert_eq!(files.len(), hostile.len());
+    for file in &files {
+        let inside = file
+            .strip_prefix(&collector.data)
+            .expect("inside the data directory");
+        for part in inside.components() {
+            let part = part.as_os_str().to_str().unwrap();
+            assert!(
+                part.len() <= 120
+                    && !part.starts_with("..")
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)),
+                "{file:?}"
+            );
+        }
+    }
+    assert!(!Path::new("/etc/passwd.pb.gz").exists());
+    assert!(collector.terminate().0.success());
+}
+
+#[test]
+fn sigterm_drains_what_was_accepted() {
+    let Some(request) = large_cpu_request() else {
+        return;
+    };
+    let collector = Collector::start("serve-drain");
+    let body = request.encode_to_vec();
+    let accepted = (0..8)
+        .filter(|_| {
+            post(
+                collector.http,
+                "/v1development/profiles",
+                "application/x-protobuf",
+                None,
+                &body,
+            )
+            .0 == 200
+        })
+        .count();
+    let data = collector.data.clone();
+    let dir_files = |dir: &Path| walk(dir).len();
+    let (status, _kept) = collector.terminate();
+    assert!(status.success());
+    assert_eq!(
+        dir_files(&data),
+        accepted,
+        "every accepted request was written before exit"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
