@@ -15,15 +15,22 @@ use crate::config::{Config, ExporterConfig, ReceiverConfig};
 use crate::exporters::debug::DebugExporter;
 use crate::exporters::file::config::FileFormat;
 use crate::exporters::file::FileExporter;
-use crate::pipeline::{
-    Exporter, Pipeline, PipelineHandle, DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_REQUESTS,
-};
+use crate::pipeline::{Exporter, Pipeline, PipelineHandle};
 use crate::receivers::otlp::{grpc, http};
+use crate::telemetry::instruments::{register_process, register_queue};
+use crate::telemetry::{
+    server as telemetry_server, PipelineMetrics, Readiness, ReceiverMetrics, Registry,
+};
 
 #[derive(Debug, Error)]
 pub enum StartError {
     #[error("exporter {id}: {reason}")]
     Exporter { id: String, reason: String },
+    #[error("telemetry: cannot listen on {address}: {source}")]
+    Telemetry {
+        address: String,
+        source: std::io::Error,
+    },
     #[error("receiver {id}: cannot listen on {endpoint}: {source}")]
     Listen {
         id: String,
@@ -45,12 +52,37 @@ pub struct Endpoint {
 pub struct Running {
     pub listening: Vec<Endpoint>,
     pub writing: Vec<String>,
+    /// The collector's own metrics, also served on `/metrics`.
+    pub metrics: Arc<Registry>,
     stop: watch::Sender<bool>,
     servers: Vec<JoinHandle<()>>,
     pipelines: Vec<Pipeline>,
+    telemetry: Telemetry,
+}
+
+/// The `/metrics`, `/health` and `/ready` endpoint, stopped last.
+struct Telemetry {
+    readiness: Arc<Readiness>,
+    stop: watch::Sender<bool>,
+    server: Option<JoinHandle<()>>,
 }
 
 pub async fn start(config: &Config) -> Result<Running, StartError> {
+    let registry = Registry::new();
+    register_process(&registry);
+    let telemetry_address = &config.service.telemetry.metrics.address;
+    let telemetry_listener = if telemetry_address.is_empty() {
+        None
+    } else {
+        Some(
+            tokio::net::TcpListener::bind(telemetry_address.as_str())
+                .await
+                .map_err(|source| StartError::Telemetry {
+                    address: telemetry_address.clone(),
+                    source,
+                })?,
+        )
+    };
     let mut exporters: BTreeMap<String, Arc<Exporter>> = BTreeMap::new();
     let mut writing = Vec::new();
     let used = |name: &str| {
@@ -101,8 +133,17 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             .exporters
             .iter()
             .filter_map(|id| exporters.get(&id.to_string()).cloned())
-            .collect();
-        let running = Pipeline::start(name, members, DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_REQUESTS);
+            .collect::<Vec<_>>();
+        let metrics = PipelineMetrics::new(&registry, members.iter().map(|e| e.name()));
+        let queue_bytes = usize::try_from(pipeline.queue.max_bytes.0).unwrap_or(usize::MAX);
+        let running = Pipeline::start(
+            name,
+            members,
+            queue_bytes,
+            pipeline.queue.max_requests,
+            metrics,
+        );
+        register_queue(&registry, name, Arc::clone(running.handle().budget()));
         for receiver in &pipeline.receivers {
             handles_by_receiver
                 .entry(receiver.to_string())
@@ -133,8 +174,11 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                     }
                     let shutdown = wait_for(stopped.clone());
                     let (config, handles) = (grpc_config.clone(), Arc::clone(&handles));
+                    let metrics = ReceiverMetrics::new(&registry, &name, "grpc");
                     servers.push(tokio::spawn(async move {
-                        if let Err(error) = grpc::serve(listener, config, handles, shutdown).await {
+                        if let Err(error) =
+                            grpc::serve(listener, config, handles, metrics, shutdown).await
+                        {
                             tracing::error!(%error, "OTLP gRPC server failed");
                         }
                     }));
@@ -152,8 +196,11 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                     }
                     let shutdown = wait_for(stopped.clone());
                     let (config, handles) = (http_config.clone(), Arc::clone(&handles));
+                    let metrics = ReceiverMetrics::new(&registry, &name, "http");
                     servers.push(tokio::spawn(async move {
-                        if let Err(error) = http::serve(listener, config, handles, shutdown).await {
+                        if let Err(error) =
+                            http::serve(listener, config, handles, metrics, shutdown).await
+                        {
                             tracing::error!(%error, "OTLP HTTP server failed");
                         }
                     }));
@@ -161,13 +208,50 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             }
         }
     }
+    let telemetry = serve_telemetry(telemetry_listener, &registry, &mut listening);
     Ok(Running {
         listening,
         writing,
+        metrics: registry,
         stop,
         servers,
         pipelines,
+        telemetry,
     })
+}
+
+/// Starts the telemetry endpoint, if configured, and reports ready: the
+/// receivers listen by now.
+fn serve_telemetry(
+    listener: Option<tokio::net::TcpListener>,
+    registry: &Arc<Registry>,
+    listening: &mut Vec<Endpoint>,
+) -> Telemetry {
+    let readiness = Readiness::new();
+    let (stop, stopped) = watch::channel(false);
+    let server = listener.map(|listener| {
+        if let Ok(address) = listener.local_addr() {
+            listening.push(Endpoint {
+                what: "telemetry (/metrics, /health, /ready)".to_owned(),
+                address,
+            });
+        }
+        let (registry, readiness) = (Arc::clone(registry), Arc::clone(&readiness));
+        tokio::spawn(async move {
+            let shutdown = wait_for(stopped);
+            if let Err(error) =
+                telemetry_server::serve(listener, registry, readiness, shutdown).await
+            {
+                tracing::error!(%error, "telemetry server failed");
+            }
+        })
+    });
+    readiness.set_ready();
+    Telemetry {
+        readiness,
+        stop,
+        server,
+    }
 }
 
 async fn bind(id: &str, endpoint: &str) -> Result<tokio::net::TcpListener, StartError> {
@@ -196,8 +280,10 @@ impl Running {
             stop,
             servers,
             pipelines,
+            telemetry,
             ..
         } = self;
+        telemetry.readiness.set_shutting_down();
         let _ = stop.send(true);
         // Servers finish the requests in flight; idle client connections
         // are not waited for past the grace period.
@@ -212,6 +298,15 @@ impl Running {
         let mut drained = true;
         for pipeline in pipelines {
             drained &= pipeline.shutdown(timeout).await;
+        }
+        let _ = telemetry.stop.send(true);
+        if let Some(mut server) = telemetry.server {
+            if tokio::time::timeout(RECEIVER_GRACE.min(timeout), &mut server)
+                .await
+                .is_err()
+            {
+                server.abort();
+            }
         }
         drained
     }

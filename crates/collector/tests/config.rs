@@ -97,6 +97,7 @@ fn the_embedded_default_loads_without_warnings() {
                 receivers: vec![ComponentId::new("otlp")],
                 processors: vec![],
                 exporters: vec![ComponentId::new("file")],
+                queue: Default::default(),
             }
         )]
     );
@@ -356,7 +357,7 @@ fn unknown_keys_are_reported_with_their_full_path() {
     let yaml = with_exporters("").replace("      exporters: [file]", "      exporter: [file]");
     assert_eq!(
         problems(&yaml),
-        ["service.pipelines.profiles.exporter: unknown key; expected one of receivers, processors, exporters"]
+        ["service.pipelines.profiles.exporter: unknown key; expected one of receivers, processors, exporters, queue"]
     );
     assert_eq!(
         problems(&with_service("  extensions: [health_check]\n")),

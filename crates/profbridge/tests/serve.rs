@@ -8,10 +8,10 @@
     clippy::indexing_slicing
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
 
 use profbridge_pprof::{decode, DecodeOptions};
@@ -23,89 +23,33 @@ use prost::Message;
 #[path = "../../../tests/support/raw_text.rs"]
 mod raw_text;
 
-struct Collector {
-    child: Child,
-    grpc: SocketAddr,
-    http: SocketAddr,
-    data: PathBuf,
-    _dir: TempDir,
+#[path = "support/collector.rs"]
+mod support;
+
+use support::Collector;
+
+/// A collector with OTLP gRPC and HTTP on free ports and a pprof file sink;
+/// `http_extra`, `exporters_extra` and `pipeline_extra` add YAML lines.
+fn start_collector(
+    label: &str,
+    pipeline_extra: &str,
+    exporters_extra: &str,
+    http_extra: &str,
+) -> Collector {
+    Collector::start(
+        label,
+        &format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n{http_extra}\
+             exporters:\n  file:\n    path: {{data}}\n    format: pprof\n{exporters_extra}\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n{pipeline_extra}  telemetry:\n    metrics:\n      address: \"\"\n"
+        ),
+    )
 }
 
-impl Collector {
-    fn start(label: &str) -> Self {
-        let dir = TempDir::new(label);
-        let data = dir.path().join("data");
-        let config = dir.path().join("profbridge.yaml");
-        std::fs::write(
-            &config,
-            format!(
-                "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n\
-                 exporters:\n  file:\n    path: {}\n    format: pprof\n\
-                 service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
-                data.display()
-            ),
-        )
-        .unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_profbridge"))
-            .args(["serve", "--config", config.to_str().unwrap()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        let (mut grpc, mut http) = (None, None);
-        for line in stdout.lines() {
-            let line = line.unwrap();
-            let address = || {
-                line.rsplit(' ')
-                    .next()
-                    .unwrap()
-                    .parse::<SocketAddr>()
-                    .unwrap()
-            };
-            if line.contains("OTLP gRPC listening on") {
-                grpc = Some(address());
-            } else if line.contains("OTLP HTTP") && line.contains("listening on") {
-                http = Some(address());
-            } else if line.ends_with("ready") {
-                break;
-            }
-        }
-        Self {
-            child,
-            grpc: grpc.expect("a gRPC address was printed"),
-            http: http.expect("an HTTP address was printed"),
-            data,
-            _dir: dir,
-        }
-    }
-
-    fn files(&self) -> Vec<PathBuf> {
-        let mut files = Vec::new();
-        let mut stack = vec![self.data.clone()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                let path = entry.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    files.push(path);
-                }
-            }
-        }
-        files.sort();
-        files
-    }
-
-    /// SIGTERM, then the exit status; the data stays until the returned
-    /// folder is dropped.
-    fn terminate(mut self) -> (std::process::ExitStatus, TempDir) {
-        Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        (self.child.wait().unwrap(), self._dir)
-    }
+fn data_files(collector: &Collector) -> Vec<PathBuf> {
+    let mut files = walk(&collector.data);
+    files.sort();
+    files
 }
 
 /// A POST over plain HTTP/1.1: (status, body).
@@ -187,13 +131,13 @@ fn large_cpu_request() -> Option<ExportProfilesServiceRequest> {
 
 fn wait_for_files(collector: &Collector, count: usize) -> Vec<PathBuf> {
     for _ in 0..600 {
-        let files = collector.files();
+        let files = data_files(collector);
         if files.len() >= count {
             return files;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    collector.files()
+    data_files(collector)
 }
 
 #[test]
@@ -201,10 +145,10 @@ fn http_exports_in_both_encodings_with_gzip_become_pprof_files() {
     let Some(request) = large_cpu_request() else {
         return;
     };
-    let collector = Collector::start("serve-http");
+    let collector = start_collector("serve-http", "", "", "");
     let protobuf = request.encode_to_vec();
     let (status, body) = post(
-        collector.http,
+        collector.http.unwrap(),
         "/v1development/profiles",
         "application/x-protobuf",
         Some("gzip"),
@@ -215,7 +159,7 @@ fn http_exports_in_both_encodings_with_gzip_become_pprof_files() {
 
     let json = profbridge_translate::json::request_to_json_string(&ebpf_like_request(200, 5));
     let (status, body) = post(
-        collector.http,
+        collector.http.unwrap(),
         "/v1development/profiles",
         "application/json",
         None,
@@ -256,15 +200,15 @@ fn bad_requests_get_the_right_codes_and_valid_profiles_still_land() {
     let Some(mut request) = large_cpu_request() else {
         return;
     };
-    let collector = Collector::start("serve-bad");
+    let collector = start_collector("serve-bad", "", "", "");
     let path = "/v1development/profiles";
     assert_eq!(
-        post(collector.http, path, "text/plain", None, b"hello").0,
+        post(collector.http.unwrap(), path, "text/plain", None, b"hello").0,
         415
     );
     assert_eq!(
         post(
-            collector.http,
+            collector.http.unwrap(),
             path,
             "application/x-protobuf",
             None,
@@ -274,12 +218,19 @@ fn bad_requests_get_the_right_codes_and_valid_profiles_still_land() {
         400
     );
     assert_eq!(
-        post(collector.http, path, "application/json", None, b"{not json").0,
+        post(
+            collector.http.unwrap(),
+            path,
+            "application/json",
+            None,
+            b"{not json"
+        )
+        .0,
         400
     );
     assert_eq!(
         post(
-            collector.http,
+            collector.http.unwrap(),
             path,
             "application/x-protobuf",
             Some("br"),
@@ -290,7 +241,7 @@ fn bad_requests_get_the_right_codes_and_valid_profiles_still_land() {
     );
     assert_eq!(
         post(
-            collector.http,
+            collector.http.unwrap(),
             "/elsewhere",
             "application/x-protobuf",
             None,
@@ -304,7 +255,7 @@ fn bad_requests_get_the_right_codes_and_valid_profiles_still_land() {
     let scope = &mut request.resource_profiles[0].scope_profiles[0];
     scope.profiles[1].samples[0].stack_index = 1_000_000;
     let (status, body) = post(
-        collector.http,
+        collector.http.unwrap(),
         path,
         "application/x-protobuf",
         None,
@@ -326,7 +277,7 @@ fn bad_requests_get_the_right_codes_and_valid_profiles_still_land() {
 
     scope_profiles_all_invalid(&mut request);
     let (status, body) = post(
-        collector.http,
+        collector.http.unwrap(),
         path,
         "application/json",
         None,
@@ -348,12 +299,12 @@ fn grpc_exports_with_gzip_and_get_partial_success() {
     let Some(mut request) = large_cpu_request() else {
         return;
     };
-    let collector = Collector::start("serve-grpc");
+    let collector = start_collector("serve-grpc", "", "", "");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let address = format!("http://{}", collector.grpc);
+    let address = format!("http://{}", collector.grpc.unwrap());
     runtime.block_on(async {
         use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_client::ProfilesServiceClient;
         let mut client = ProfilesServiceClient::connect(address)
@@ -382,7 +333,7 @@ fn hostile_attribute_values_stay_inside_the_data_directory() {
     let Some(request) = large_cpu_request() else {
         return;
     };
-    let collector = Collector::start("serve-hostile");
+    let collector = start_collector("serve-hostile", "", "", "");
     let long = "x".repeat(10_000);
     let hostile = [
         "../../../../etc/passwd",
@@ -403,7 +354,7 @@ fn hostile_attribute_values_stay_inside_the_data_directory() {
             .attributes[0]
             .value = Some(profbridge_translate::otlp::string_value(*name));
         let (status, body) = post(
-            collector.http,
+            collector.http.unwrap(),
             "/v1development/profiles",
             "application/x-protobuf",
             None,
@@ -438,12 +389,12 @@ fn sigterm_drains_what_was_accepted() {
     let Some(request) = large_cpu_request() else {
         return;
     };
-    let collector = Collector::start("serve-drain");
+    let collector = start_collector("serve-drain", "", "", "");
     let body = request.encode_to_vec();
     let accepted = (0..8)
         .filter(|_| {
             post(
-                collector.http,
+                collector.http.unwrap(),
                 "/v1development/profiles",
                 "application/x-protobuf",
                 None,
@@ -474,4 +425,125 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     files
+}
+
+#[test]
+fn a_full_queue_answers_retry_later_and_loses_nothing_it_accepted() {
+    let Some(request) = large_cpu_request() else {
+        return;
+    };
+    // One request at a time: while one is being converted and written, the
+    // others, sent at the same moment, are refused.
+    let collector = start_collector(
+        "serve-full",
+        "      queue:\n        max_bytes: 1\n        max_requests: 1\n",
+        "",
+        "",
+    );
+    let body = Arc::new(request.encode_to_vec());
+    let address = collector.http.unwrap();
+    let senders: Vec<_> = (0..16)
+        .map(|_| {
+            let body = Arc::clone(&body);
+            std::thread::spawn(move || raw_post(address, &body))
+        })
+        .collect();
+    let answers: Vec<(u16, String)> = senders.into_iter().map(|s| s.join().unwrap()).collect();
+    let accepted = answers.iter().filter(|(status, _)| *status == 200).count();
+    let refused: Vec<&(u16, String)> = answers
+        .iter()
+        .filter(|(status, _)| *status == 503)
+        .collect();
+    assert_eq!(accepted + refused.len(), answers.len(), "{answers:?}");
+    assert!(accepted >= 1 && !refused.is_empty(), "{answers:?}");
+    assert!(
+        refused
+            .iter()
+            .all(|(_, head)| head.to_ascii_lowercase().contains("retry-after: 1")),
+        "{refused:?}"
+    );
+    let (status, kept) = collector.terminate();
+    assert!(status.success());
+    assert_eq!(
+        walk(&kept.path().join("data")).len(),
+        accepted,
+        "every accepted request was written"
+    );
+}
+
+/// A POST returning the status and the response head.
+fn raw_post(address: SocketAddr, body: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let head = format!(
+        "POST /v1development/profiles HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let head = text.split("\r\n\r\n").next().unwrap().to_owned();
+    (head.split(' ').nth(1).unwrap().parse().unwrap(), head)
+}
+
+#[test]
+fn max_request_body_size_holds_as_sent_and_after_decompression() {
+    let collector = start_collector(
+        "serve-limits",
+        "",
+        "",
+        "        max_request_body_size: 64KiB\n",
+    );
+    let path = "/v1development/profiles";
+    let big = vec![0u8; 100 << 10];
+    let (status, _) = post(
+        collector.http.unwrap(),
+        path,
+        "application/x-protobuf",
+        None,
+        &big,
+    );
+    assert_eq!(status, 413);
+    // Small on the wire, too large once gunzipped: a gzip bomb.
+    let bomb = {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(&vec![0u8; 10 << 20]).unwrap();
+        encoder.finish().unwrap()
+    };
+    assert!(bomb.len() < 64 << 10);
+    let (status, body) = post(
+        collector.http.unwrap(),
+        path,
+        "application/x-protobuf",
+        Some("gzip"),
+        &bomb,
+    );
+    assert_eq!(status, 413, "{}", String::from_utf8_lossy(&body));
+    let zstd_bomb = zstd::encode_all(&vec![0u8; 10 << 20][..], 3).unwrap();
+    let (status, _) = post(
+        collector.http.unwrap(),
+        path,
+        "application/x-protobuf",
+        Some("zstd"),
+        &zstd_bomb,
+    );
+    assert_eq!(status, 413);
+    // A small zstd request goes through.
+    let request = ebpf_like_request(20, 9).encode_to_vec();
+    let small = zstd::encode_all(&request[..], 3).unwrap();
+    if small.len() < 64 << 10 && request.len() < 64 << 10 {
+        let (status, body) = post(
+            collector.http.unwrap(),
+            path,
+            "application/x-protobuf",
+            Some("zstd"),
+            &small,
+        );
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    }
+    assert!(collector.terminate().0.success());
 }

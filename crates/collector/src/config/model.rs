@@ -35,6 +35,7 @@ pub struct PipelineConfig {
     pub receivers: Vec<ComponentId>,
     pub processors: Vec<ComponentId>,
     pub exporters: Vec<ComponentId>,
+    pub queue: crate::pipeline::config::QueueConfig,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -168,6 +168,8 @@ struct PipelineText {
     receivers: Vec<String>,
     processors: Vec<String>,
     exporters: Vec<String>,
+    #[serde(default)]
+    queue: crate::pipeline::config::QueueConfig,
 }
 
 /// Parses a pipeline; keeps it (to check what it names) even when its key
@@ -208,6 +210,7 @@ fn parse_pipeline(
         receivers: ids(Section::Receivers, text.receivers),
         processors: ids(Section::Processors, text.processors),
         exporters: ids(Section::Exporters, text.exporters),
+        queue: text.queue,
     })
 }
 

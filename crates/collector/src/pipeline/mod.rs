@@ -5,6 +5,7 @@
 
 mod batch;
 mod budget;
+pub mod config;
 mod exporter;
 
 use std::sync::Arc;
@@ -16,6 +17,8 @@ use tokio::task::JoinHandle;
 pub use batch::Batch;
 pub use budget::{ByteBudget, Reservation};
 pub use exporter::Exporter;
+
+use crate::telemetry::PipelineMetrics;
 
 /// Default bytes a pipeline may hold, queued or being exported.
 pub const DEFAULT_QUEUE_BYTES: usize = 256 << 20;
@@ -61,7 +64,7 @@ impl PipelineHandle {
         })
     }
 
-    pub fn budget(&self) -> &ByteBudget {
+    pub fn budget(&self) -> &Arc<ByteBudget> {
         &self.budget
     }
 }
@@ -78,10 +81,11 @@ impl Pipeline {
         exporters: Vec<Arc<Exporter>>,
         queue_bytes: usize,
         queue_requests: usize,
+        metrics: PipelineMetrics,
     ) -> Self {
         let (sender, receiver) = mpsc::channel(queue_requests.max(1));
         let name: Arc<str> = Arc::from(name);
-        let worker = tokio::spawn(drain(Arc::clone(&name), receiver, exporters));
+        let worker = tokio::spawn(drain(Arc::clone(&name), receiver, exporters, metrics));
         Self {
             handle: PipelineHandle {
                 name,
@@ -110,8 +114,10 @@ async fn drain(
     name: Arc<str>,
     mut receiver: mpsc::Receiver<Queued>,
     exporters: Vec<Arc<Exporter>>,
+    metrics: PipelineMetrics,
 ) {
     while let Some(queued) = receiver.recv().await {
+        let profiles = queued.batch.profile_count();
         let exports = exporters.iter().map(|exporter| {
             let exporter = Arc::clone(exporter);
             let batch = Arc::clone(&queued.batch);
@@ -121,8 +127,9 @@ async fn drain(
         });
         for export in exports.collect::<Vec<_>>() {
             match export.await {
-                Ok((_, Ok(()))) => {}
+                Ok((exporter, Ok(()))) => metrics.exported(&exporter, profiles, true),
                 Ok((exporter, Err(error))) => {
+                    metrics.exported(&exporter, profiles, false);
                     tracing::error!(pipeline = %name, exporter = %exporter, %error, "export failed");
                 }
                 Err(error) => tracing::error!(pipeline = %name, %error, "export task failed"),

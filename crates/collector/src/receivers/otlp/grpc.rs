@@ -20,12 +20,15 @@ use super::config::GrpcConfig;
 use super::intake::{intake, Outcome};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
+use crate::telemetry::ReceiverMetrics;
 
 /// How long clients are told to wait before retrying a refused request.
 pub const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 struct Service {
     pipelines: Arc<[PipelineHandle]>,
+    /// Labelled with the receiver id and transport `grpc`.
+    metrics: ReceiverMetrics,
 }
 
 #[tonic::async_trait]
@@ -36,9 +39,10 @@ impl ProfilesService for Service {
     ) -> Result<Response<ExportProfilesServiceResponse>, Status> {
         let request = request.into_inner();
         let pipelines = Arc::clone(&self.pipelines);
+        let metrics = self.metrics.clone();
         let outcome = tokio::task::spawn_blocking(move || {
             let size = request.encoded_len();
-            intake(request, size, &pipelines)
+            intake(request, size, &pipelines, &metrics)
         })
         .await
         .map_err(|error| Status::internal(format!("intake failed: {error}")))?;
@@ -74,11 +78,12 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     config: GrpcConfig,
     pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
     let max_message =
         usize::try_from(config.max_recv_msg_size_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
-    let service = ProfilesServiceServer::new(Service { pipelines })
+    let service = ProfilesServiceServer::new(Service { pipelines, metrics })
         .accept_compressed(CompressionEncoding::Gzip)
         .accept_compressed(CompressionEncoding::Zstd)
         .send_compressed(CompressionEncoding::Gzip)

@@ -22,11 +22,14 @@ use super::grpc::RETRY_AFTER;
 use super::intake::{intake, Outcome};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
+use crate::telemetry::ReceiverMetrics;
 
 #[derive(Clone)]
 struct Receiver {
     pipelines: Arc<[PipelineHandle]>,
     max_body: usize,
+    /// Labelled with the receiver id and transport `http`.
+    metrics: ReceiverMetrics,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,13 +43,18 @@ const INVALID_ARGUMENT: i32 = 3;
 const UNAVAILABLE: i32 = 14;
 const RESOURCE_EXHAUSTED: i32 = 8;
 
-pub fn router(config: &HttpConfig, pipelines: Arc<[PipelineHandle]>) -> Router {
+pub fn router(
+    config: &HttpConfig,
+    pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
+) -> Router {
     let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
     Router::new()
         .route(&config.profiles_url_path, post(export))
         .with_state(Receiver {
             pipelines,
             max_body,
+            metrics,
         })
 }
 
@@ -55,15 +63,17 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
     pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(&config, pipelines))
+    axum::serve(listener, router(&config, pipelines, metrics))
         .with_graceful_shutdown(shutdown)
         .await
 }
 
 async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body) -> Response {
     let Some(encoding) = content_type(&headers) else {
+        undecodable(&receiver, "unsupported Content-Type");
         return (
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "use Content-Type application/x-protobuf or application/json",
@@ -79,20 +89,22 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
     let bytes = match axum::body::to_bytes(body, receiver.max_body).await {
         Ok(bytes) => bytes,
         Err(_) => {
+            undecodable(&receiver, "body larger than max_request_body_size");
             return error(
                 encoding,
                 StatusCode::PAYLOAD_TOO_LARGE,
                 RESOURCE_EXHAUSTED,
                 "the request body is larger than max_request_body_size",
-            )
+            );
         }
     };
     let pipelines = Arc::clone(&receiver.pipelines);
     let max_body = receiver.max_body;
+    let metrics = receiver.metrics.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let raw = decompress(&content_encoding, bytes, max_body)?;
         let request = decode(encoding, &raw)?;
-        Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines))
+        Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines, &metrics))
     })
     .await;
     match outcome {
@@ -114,6 +126,7 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             response
         }
         Ok(Err((status, reason))) => {
+            undecodable(&receiver, &reason);
             let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
                 RESOURCE_EXHAUSTED
             } else {
@@ -128,6 +141,17 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             &join.to_string(),
         ),
     }
+}
+
+/// Logs a request refused before its profiles could be counted.
+fn undecodable(receiver: &Receiver, detail: &str) {
+    tracing::warn!(
+        receiver = %receiver.metrics.receiver,
+        transport = receiver.metrics.transport,
+        reason = "invalid",
+        detail,
+        "refused a request that could not be decoded"
+    );
 }
 
 fn content_type(headers: &HeaderMap) -> Option<Encoding> {

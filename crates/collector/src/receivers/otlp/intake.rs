@@ -6,7 +6,8 @@ use std::sync::Arc;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{validate_request, ProfileRef};
 
-use crate::pipeline::{Batch, PipelineHandle, Refused};
+use crate::pipeline::{Batch, PipelineHandle};
+use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
 /// How a request went; the protocols turn it into their status codes.
 #[derive(Debug, PartialEq, Eq)]
@@ -20,14 +21,25 @@ pub enum Outcome {
 }
 
 /// Validates, filters and queues; blocking work, run off the async workers.
+/// Counts what was accepted and refused, and logs each refusal once.
 pub fn intake(
     mut request: ExportProfilesServiceRequest,
     encoded_size: usize,
     pipelines: &[PipelineHandle],
+    metrics: &ReceiverMetrics,
 ) -> Outcome {
     let validated = match validate_request(&request) {
         Ok(validated) => validated,
-        Err(error) => return Outcome::Invalid(error.to_string()),
+        Err(error) => {
+            let reason = error.to_string();
+            refuse(
+                metrics,
+                RefusedReason::Invalid,
+                profile_count(&request),
+                &reason,
+            );
+            return Outcome::Invalid(reason);
+        }
     };
     let rejected = validated.invalid.len();
     let reason = validated
@@ -37,6 +49,7 @@ pub fn intake(
         .collect::<Vec<_>>()
         .join("; ");
     if rejected > 0 && rejected == validated.total_profiles {
+        refuse(metrics, RefusedReason::Invalid, rejected, &reason);
         return Outcome::Invalid(reason);
     }
     if rejected > 0 {
@@ -48,12 +61,49 @@ pub fn intake(
     let batch = Arc::new(Batch::new(request, encoded_size));
     for pipeline in pipelines {
         if let Err(refused) = pipeline.try_submit(Arc::clone(&batch)) {
-            tracing::warn!(pipeline = %pipeline.name, ?refused, "refusing a request");
+            metrics.refused(RefusedReason::Invalid, rejected);
+            let reason = format!("pipeline {}: {refused:?}", pipeline.name);
+            refuse(
+                metrics,
+                RefusedReason::Unavailable,
+                batch.profile_count(),
+                &reason,
+            );
             return Outcome::Unavailable;
         }
     }
-    let _ = Refused::Full;
+    metrics.accepted(batch.profile_count(), batch.sample_count());
+    if rejected > 0 {
+        refuse(metrics, RefusedReason::Invalid, rejected, &reason);
+    }
     Outcome::Accepted { rejected, reason }
+}
+
+/// Counts `profiles` refused for `reason` and logs the request once.
+pub(super) fn refuse(
+    metrics: &ReceiverMetrics,
+    reason: RefusedReason,
+    profiles: usize,
+    detail: &str,
+) {
+    metrics.refused(reason, profiles);
+    tracing::warn!(
+        receiver = %metrics.receiver,
+        transport = metrics.transport,
+        reason = reason.as_str(),
+        refused_profiles = profiles,
+        detail,
+        "refused profiles"
+    );
+}
+
+fn profile_count(request: &ExportProfilesServiceRequest) -> usize {
+    request
+        .resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .map(|s| s.profiles.len())
+        .sum()
 }
 
 /// Removes the listed profiles, and scopes and resources left empty.

@@ -1,0 +1,176 @@
+//! The collector's own metrics, named after the OpenTelemetry Collector's
+//! `otelcol_*` metrics under the prefix `profbridge_`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::metrics::{labels, Counter, Registry};
+use super::process;
+use crate::pipeline::ByteBudget;
+
+/// Why a receiver refused profiles: the `reason` label.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedReason {
+    /// Malformed or failed validation; retrying will not help.
+    Invalid,
+    /// A pipeline was full or stopping; the client may retry.
+    Unavailable,
+}
+
+impl RefusedReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Invalid => "invalid",
+            Self::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// The counters of one receiver on one transport.
+#[derive(Debug, Clone, Default)]
+pub struct ReceiverMetrics {
+    pub receiver: Arc<str>,
+    pub transport: &'static str,
+    accepted_profiles: Counter,
+    accepted_samples: Counter,
+    refused_invalid: Counter,
+    refused_unavailable: Counter,
+}
+
+impl ReceiverMetrics {
+    pub fn new(registry: &Registry, receiver: &str, transport: &'static str) -> Self {
+        let both = || labels(&[("receiver", receiver), ("transport", transport)]);
+        let refused = |reason: RefusedReason| {
+            registry.counter(
+                "profbridge_receiver_refused_profiles_total",
+                "Profiles a receiver could not push into the pipelines.",
+                labels(&[
+                    ("receiver", receiver),
+                    ("transport", transport),
+                    ("reason", reason.as_str()),
+                ]),
+            )
+        };
+        Self {
+            receiver: Arc::from(receiver),
+            transport,
+            accepted_profiles: registry.counter(
+                "profbridge_receiver_accepted_profiles_total",
+                "Profiles a receiver pushed into the pipelines.",
+                both(),
+            ),
+            accepted_samples: registry.counter(
+                "profbridge_receiver_accepted_samples_total",
+                "Samples in the profiles a receiver pushed into the pipelines.",
+                both(),
+            ),
+            refused_invalid: refused(RefusedReason::Invalid),
+            refused_unavailable: refused(RefusedReason::Unavailable),
+        }
+    }
+
+    pub fn accepted(&self, profiles: usize, samples: usize) {
+        self.accepted_profiles.add_count(profiles);
+        self.accepted_samples.add_count(samples);
+    }
+
+    pub fn refused(&self, reason: RefusedReason, profiles: usize) {
+        match reason {
+            RefusedReason::Invalid => self.refused_invalid.add_count(profiles),
+            RefusedReason::Unavailable => self.refused_unavailable.add_count(profiles),
+        }
+    }
+}
+
+/// The counters of one exporter.
+#[derive(Debug, Clone, Default)]
+pub struct ExporterMetrics {
+    sent_profiles: Counter,
+    send_failed_profiles: Counter,
+}
+
+impl ExporterMetrics {
+    pub fn new(registry: &Registry, exporter: &str) -> Self {
+        let label = || labels(&[("exporter", exporter)]);
+        Self {
+            sent_profiles: registry.counter(
+                "profbridge_exporter_sent_profiles_total",
+                "Profiles an exporter wrote or sent.",
+                label(),
+            ),
+            send_failed_profiles: registry.counter(
+                "profbridge_exporter_send_failed_profiles_total",
+                "Profiles an exporter failed to write or send.",
+                label(),
+            ),
+        }
+    }
+
+    pub fn exported(&self, profiles: usize, succeeded: bool) {
+        if succeeded {
+            self.sent_profiles.add_count(profiles);
+        } else {
+            self.send_failed_profiles.add_count(profiles);
+        }
+    }
+}
+
+/// What a pipeline's worker counts: the exporters it feeds, by name.
+#[derive(Debug, Clone, Default)]
+pub struct PipelineMetrics {
+    exporters: BTreeMap<String, ExporterMetrics>,
+}
+
+impl PipelineMetrics {
+    pub fn new<'a>(registry: &Registry, exporters: impl IntoIterator<Item = &'a str>) -> Self {
+        Self {
+            exporters: exporters
+                .into_iter()
+                .map(|name| (name.to_owned(), ExporterMetrics::new(registry, name)))
+                .collect(),
+        }
+    }
+
+    /// Counts one batch of `profiles` handed to `exporter`.
+    pub fn exported(&self, exporter: &str, profiles: usize, succeeded: bool) {
+        if let Some(metrics) = self.exporters.get(exporter) {
+            metrics.exported(profiles, succeeded);
+        }
+    }
+}
+
+/// Gauges over a pipeline's byte budget, read at scrape time.
+pub fn register_queue(registry: &Registry, pipeline: &str, budget: Arc<ByteBudget>) {
+    let label = || labels(&[("pipeline", pipeline)]);
+    let used = Arc::clone(&budget);
+    registry.gauge_fn(
+        "profbridge_pipeline_queue_size_bytes",
+        "Bytes a pipeline holds, queued or being exported.",
+        label(),
+        move || used.used() as f64,
+    );
+    registry.gauge_fn(
+        "profbridge_pipeline_queue_capacity_bytes",
+        "Bytes a pipeline may hold.",
+        label(),
+        move || budget.limit() as f64,
+    );
+}
+
+/// Resident memory and uptime, counted from now.
+pub fn register_process(registry: &Registry) {
+    let started = Instant::now();
+    registry.gauge_fn(
+        "profbridge_process_memory_rss_bytes",
+        "Resident memory of the collector process (0 where unknown).",
+        Vec::new(),
+        || process::resident_bytes() as f64,
+    );
+    registry.gauge_fn(
+        "profbridge_process_uptime_seconds",
+        "Seconds since the collector started.",
+        Vec::new(),
+        move || started.elapsed().as_secs_f64(),
+    );
+}

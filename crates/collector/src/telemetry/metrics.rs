@@ -1,0 +1,146 @@
+//! A small metrics registry: counters are shared atomics handed out once
+//! per label set, so hot paths add without locking; gauges are closures
+//! evaluated when the registry is scraped.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::exposition;
+
+/// A monotonically increasing count, cheap to clone and to add to.
+#[derive(Debug, Clone, Default)]
+pub struct Counter(Arc<AtomicU64>);
+
+impl Counter {
+    pub fn add(&self, amount: u64) {
+        self.0.fetch_add(amount, Ordering::Relaxed);
+    }
+
+    /// Adds a `usize` count, saturating on the (theoretical) overflow.
+    pub fn add_count(&self, amount: usize) {
+        self.add(u64::try_from(amount).unwrap_or(u64::MAX));
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Labels as (name, value) pairs, in the order they are printed.
+pub type Labels = Vec<(String, String)>;
+
+/// Builds [`Labels`] from string pairs.
+pub fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect()
+}
+
+pub type GaugeFn = Box<dyn Fn() -> f64 + Send + Sync>;
+
+pub(super) enum Value {
+    Counter(Counter),
+    Gauge(GaugeFn),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Counter,
+    Gauge,
+}
+
+pub(super) struct Family {
+    pub help: String,
+    pub kind: Kind,
+    pub series: BTreeMap<Labels, Value>,
+}
+
+/// Every metric of the process, by name; shared through `Arc`.
+#[derive(Default)]
+pub struct Registry {
+    families: Mutex<BTreeMap<String, Family>>,
+}
+
+impl Registry {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// The counter `name{labels}`; asking again for the same name and
+    /// labels returns the same counter. A name already used by a gauge
+    /// gets a detached counter that is never printed.
+    pub fn counter(&self, name: &str, help: &str, labels: Labels) -> Counter {
+        let mut families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let family = families.entry(name.to_owned()).or_insert_with(|| Family {
+            help: help.to_owned(),
+            kind: Kind::Counter,
+            series: BTreeMap::new(),
+        });
+        if family.kind != Kind::Counter {
+            return Counter::default();
+        }
+        match family
+            .series
+            .entry(labels)
+            .or_insert_with(|| Value::Counter(Counter::default()))
+        {
+            Value::Counter(counter) => counter.clone(),
+            Value::Gauge(_) => Counter::default(),
+        }
+    }
+
+    /// The gauge `name{labels}`, read by calling `read` at scrape time;
+    /// registering the same name and labels again replaces the closure.
+    /// A name already used by a counter is ignored.
+    pub fn gauge_fn(
+        &self,
+        name: &str,
+        help: &str,
+        labels: Labels,
+        read: impl Fn() -> f64 + Send + Sync + 'static,
+    ) {
+        let mut families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let family = families.entry(name.to_owned()).or_insert_with(|| Family {
+            help: help.to_owned(),
+            kind: Kind::Gauge,
+            series: BTreeMap::new(),
+        });
+        if family.kind == Kind::Gauge {
+            family.series.insert(labels, Value::Gauge(Box::new(read)));
+        }
+    }
+
+    /// Everything, in the Prometheus text format 0.0.4: families by name,
+    /// series by labels.
+    pub fn render(&self) -> String {
+        let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        exposition::render(&families)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_labels_share_one_counter() {
+        let registry = Registry::new();
+        let a = registry.counter("c_total", "help", labels(&[("k", "v")]));
+        let b = registry.counter("c_total", "help", labels(&[("k", "v")]));
+        let other = registry.counter("c_total", "help", labels(&[("k", "w")]));
+        a.add(2);
+        b.add_count(3);
+        assert_eq!(a.get(), 5);
+        assert_eq!(other.get(), 0);
+    }
+
+    #[test]
+    fn a_name_keeps_its_first_kind() {
+        let registry = Registry::new();
+        registry.gauge_fn("g", "help", Vec::new(), || 1.0);
+        registry.counter("g", "help", Vec::new()).add(7);
+        assert_eq!(registry.render(), "# HELP g help\n# TYPE g gauge\ng 1\n");
+    }
+}

@@ -1,0 +1,113 @@
+//! The self-telemetry HTTP endpoint: `GET /metrics` (Prometheus text),
+//! `GET /health` (200 while the process runs) and `GET /ready` (200 once
+//! the receivers listen, 503 once shutdown begins).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use super::exposition::CONTENT_TYPE;
+use super::metrics::Registry;
+
+/// Where the collector is in its life, for `/ready`.
+#[derive(Debug, Default)]
+pub struct Readiness(AtomicU8);
+
+const STARTING: u8 = 0;
+const READY: u8 = 1;
+const SHUTTING_DOWN: u8 = 2;
+
+impl Readiness {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// The receivers listen.
+    pub fn set_ready(&self) {
+        let _ = self
+            .0
+            .compare_exchange(STARTING, READY, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Shutdown began; this is final.
+    pub fn set_shutting_down(&self) {
+        self.0.store(SHUTTING_DOWN, Ordering::Release);
+    }
+
+    fn status(&self) -> (StatusCode, &'static str) {
+        match self.0.load(Ordering::Acquire) {
+            READY => (StatusCode::OK, "ready"),
+            SHUTTING_DOWN => (StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
+            _ => (StatusCode::SERVICE_UNAVAILABLE, "starting"),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct Telemetry {
+    registry: Arc<Registry>,
+    readiness: Arc<Readiness>,
+}
+
+pub fn router(registry: Arc<Registry>, readiness: Arc<Readiness>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/health", get(health))
+        .route("/ready", get(ready))
+        .with_state(Telemetry {
+            registry,
+            readiness,
+        })
+}
+
+/// Serves until `shutdown` resolves; the listener is already bound.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    registry: Arc<Registry>,
+    readiness: Arc<Readiness>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(registry, readiness))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+async fn metrics(State(telemetry): State<Telemetry>) -> Response {
+    let body = tokio::task::spawn_blocking(move || telemetry.registry.render()).await;
+    match body {
+        Ok(body) => (StatusCode::OK, [(header::CONTENT_TYPE, CONTENT_TYPE)], body).into_response(),
+        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
+    }
+}
+
+async fn health() -> &'static str {
+    "ok"
+}
+
+async fn ready(State(telemetry): State<Telemetry>) -> (StatusCode, &'static str) {
+    telemetry.readiness.status()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readiness_goes_from_starting_to_ready_to_shutting_down() {
+        let readiness = Readiness::new();
+        assert_eq!(readiness.status().0, StatusCode::SERVICE_UNAVAILABLE);
+        readiness.set_ready();
+        assert_eq!(readiness.status(), (StatusCode::OK, "ready"));
+        readiness.set_shutting_down();
+        readiness.set_ready();
+        assert_eq!(
+            readiness.status(),
+            (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
+        );
+    }
+}

@@ -1,0 +1,91 @@
+//! Runs `profbridge serve` for a test: writes its configuration, reads the
+//! addresses it prints, and kills it if the test ends early, so that no
+//! collector outlives its test. Each test binary uses part of it.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+use profbridge_testkit::TempDir;
+
+pub struct Collector {
+    child: Option<Child>,
+    pub grpc: Option<SocketAddr>,
+    pub http: Option<SocketAddr>,
+    pub telemetry: Option<SocketAddr>,
+    /// `{data}` in the configuration: a folder for file exporters.
+    pub data: PathBuf,
+    dir: Option<TempDir>,
+}
+
+impl Collector {
+    /// Starts the collector on `config`, in which `{data}` stands for a
+    /// fresh data folder; returns once it prints `ready`.
+    pub fn start(label: &str, config: &str) -> Self {
+        let dir = TempDir::new(label);
+        let data = dir.path().join("data");
+        let path = dir.path().join("profbridge.yaml");
+        std::fs::write(&path, config.replace("{data}", data.to_str().unwrap())).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_profbridge"))
+            .args(["serve", "--config", path.to_str().unwrap()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut collector = Self {
+            child: Some(child),
+            grpc: None,
+            http: None,
+            telemetry: None,
+            data,
+            dir: Some(dir),
+        };
+        for line in stdout.lines() {
+            let line = line.unwrap();
+            let address = || {
+                line.rsplit(' ')
+                    .next()
+                    .and_then(|a| a.parse::<SocketAddr>().ok())
+            };
+            if !line.contains("listening on") {
+                if line.ends_with("ready") {
+                    return collector;
+                }
+                continue;
+            }
+            if line.contains("OTLP gRPC") {
+                collector.grpc = address();
+            } else if line.contains("OTLP HTTP") {
+                collector.http = address();
+            } else if line.contains("telemetry") {
+                collector.telemetry = address();
+            }
+        }
+        panic!("the collector exited before it was ready");
+    }
+
+    /// SIGTERM, then the exit status; the data stays until the returned
+    /// folder is dropped.
+    pub fn terminate(mut self) -> (ExitStatus, TempDir) {
+        let mut child = self.child.take().unwrap();
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        (status, self.dir.take().unwrap())
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! Self-telemetry, end to end: the real binary's `/health`, `/ready` and
+//! `/metrics`, with counters checked after one valid and one invalid
+//! OTLP HTTP request.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use profbridge_testkit::ebpf_like_request;
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use prost::Message;
+
+const PROFILES_PATH: &str = "/v1development/profiles";
+/// The default queue budget of a pipeline, 256 MiB.
+const DEFAULT_QUEUE_BYTES: u64 = 256 << 20;
+
+#[path = "support/collector.rs"]
+mod support;
+
+use support::Collector;
+
+/// A collector with a nop exporter and telemetry on a free port.
+fn start_collector(label: &str) -> Collector {
+    Collector::start(
+        label,
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n\
+         exporters:\n  nop:\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: 127.0.0.1:0\n",
+    )
+}
+
+/// One HTTP/1.1 exchange: (status, body). Bodies here have a length.
+fn exchange(address: SocketAddr, head: &str, body: &[u8]) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let response = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(
+        !head.to_ascii_lowercase().contains("chunked"),
+        "unexpected chunked response: {head}"
+    );
+    (
+        head.split(' ').nth(1).unwrap().parse().unwrap(),
+        body.to_owned(),
+    )
+}
+
+fn get(address: SocketAddr, path: &str) -> (u16, String) {
+    exchange(
+        address,
+        &format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"),
+        b"",
+    )
+}
+
+fn post_protobuf(address: SocketAddr, request: &ExportProfilesServiceRequest) -> (u16, String) {
+    let body = request.encode_to_vec();
+    exchange(
+        address,
+        &format!(
+            "POST {PROFILES_PATH} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        ),
+        &body,
+    )
+}
+
+/// The value of the series `series` (name and labels, as printed).
+fn value(metrics: &str, series: &str) -> Option<f64> {
+    metrics.lines().find_map(|line| {
+        let (name, number) = line.rsplit_once(' ')?;
+        (name == series).then(|| number.parse().unwrap())
+    })
+}
+
+fn scrape(collector: &Collector) -> String {
+    let (status, body) = get(collector.telemetry.unwrap(), "/metrics");
+    assert_eq!(status, 200);
+    body
+}
+
+fn profiles_and_samples(request: &ExportProfilesServiceRequest) -> (f64, f64) {
+    let profiles = request
+        .resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles);
+    let count = profiles.clone().count();
+    let samples: usize = profiles.map(|p| p.samples.len()).sum();
+    (count as f64, samples as f64)
+}
+
+const ACCEPTED: &str =
+    "profbridge_receiver_accepted_profiles_total{receiver=\"otlp\",transport=\"http\"}";
+const SAMPLES: &str =
+    "profbridge_receiver_accepted_samples_total{receiver=\"otlp\",transport=\"http\"}";
+const REFUSED_INVALID: &str = "profbridge_receiver_refused_profiles_total{receiver=\"otlp\",transport=\"http\",reason=\"invalid\"}";
+const SENT: &str = "profbridge_exporter_sent_profiles_total{exporter=\"nop\"}";
+const CAPACITY: &str = "profbridge_pipeline_queue_capacity_bytes{pipeline=\"profiles\"}";
+
+#[test]
+fn health_ready_and_metrics_follow_the_requests() {
+    let collector = start_collector("telemetry");
+    assert_eq!(
+        get(collector.telemetry.unwrap(), "/health"),
+        (200, "ok".to_owned())
+    );
+    assert_eq!(
+        get(collector.telemetry.unwrap(), "/ready"),
+        (200, "ready".to_owned())
+    );
+
+    let before = scrape(&collector);
+    assert!(before.contains("# TYPE profbridge_receiver_accepted_profiles_total counter"));
+    assert_eq!(value(&before, ACCEPTED), Some(0.0), "{before}");
+    assert_eq!(value(&before, CAPACITY), Some(DEFAULT_QUEUE_BYTES as f64));
+
+    let valid = ebpf_like_request(50, 1);
+    let (profiles, samples) = profiles_and_samples(&valid);
+    assert!(profiles > 0.0 && samples > 0.0);
+    let (status, body) = post_protobuf(collector.http.unwrap(), &valid);
+    assert_eq!(status, 200, "{body}");
+
+    let mut invalid = valid.clone();
+    for profile in invalid
+        .resource_profiles
+        .iter_mut()
+        .flat_map(|r| &mut r.scope_profiles)
+        .flat_map(|s| &mut s.profiles)
+    {
+        profile.samples[0].stack_index = 1_000_000;
+    }
+    let (status, body) = post_protobuf(collector.http.unwrap(), &invalid);
+    assert_eq!(status, 400, "{body}");
+
+    // Exporters count after the response; wait for the worker.
+    let mut after = scrape(&collector);
+    for _ in 0..200 {
+        if value(&after, SENT) == Some(profiles) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+        after = scrape(&collector);
+    }
+    assert_eq!(value(&after, ACCEPTED), Some(profiles), "{after}");
+    assert_eq!(value(&after, SAMPLES), Some(samples), "{after}");
+    assert_eq!(value(&after, REFUSED_INVALID), Some(profiles), "{after}");
+    assert_eq!(
+        value(
+            &after,
+            "profbridge_receiver_refused_profiles_total{receiver=\"otlp\",transport=\"http\",reason=\"unavailable\"}"
+        ),
+        Some(0.0)
+    );
+    assert_eq!(value(&after, SENT), Some(profiles), "{after}");
+    assert_eq!(
+        value(
+            &after,
+            "profbridge_exporter_send_failed_profiles_total{exporter=\"nop\"}"
+        ),
+        Some(0.0)
+    );
+    assert_eq!(
+        value(
+            &after,
+            "profbridge_receiver_accepted_profiles_total{receiver=\"otlp\",transport=\"grpc\"}"
+        ),
+        Some(0.0)
+    );
+    assert_eq!(value(&after, CAPACITY), Some(DEFAULT_QUEUE_BYTES as f64));
+    assert!(value(
+        &after,
+        "profbridge_pipeline_queue_size_bytes{pipeline=\"profiles\"}"
+    )
+    .is_some());
+    assert!(value(&after, "profbridge_process_uptime_seconds").unwrap() >= 0.0);
+    if cfg!(target_os = "linux") {
+        assert!(value(&after, "profbridge_process_memory_rss_bytes").unwrap() > 0.0);
+    }
+    assert!(collector.terminate().0.success());
+}
