@@ -37,7 +37,8 @@ pub use codec::{
 pub use detect::{detect_format, DetectError, Detected, Format};
 pub use dump::dump;
 pub use folded::{
-    parse_folded, sample_type_index, write_folded, FoldedError, DEFAULT_FOLDED_SAMPLE_TYPE,
+    default_sample_type_index, parse_folded, sample_type_index, write_folded, FoldedError,
+    DEFAULT_FOLDED_SAMPLE_TYPE,
 };
 pub use legacy::{parse_legacy, sniff_legacy, LegacyError, LegacyKind};
 pub use proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};

@@ -15,6 +15,18 @@ use crate::Profile;
 /// The sample type folded input gets unless the caller names another.
 pub const DEFAULT_FOLDED_SAMPLE_TYPE: (&str, &str) = ("samples", "count");
 
+/// pprof's default sample type: the first whose type string is
+/// `default_sample_type`, else the last; `None` without sample types.
+pub fn default_sample_type_index(profile: &Profile) -> Option<usize> {
+    let default_name = usize::try_from(profile.default_sample_type)
+        .ok()
+        .and_then(|i| profile.string_table.get(i))
+        .filter(|name| !name.is_empty());
+    default_name
+        .and_then(|name| sample_type_index(profile, name))
+        .or_else(|| profile.sample_type.len().checked_sub(1))
+}
+
 /// The index of the first sample type whose type string is `name`.
 pub fn sample_type_index(profile: &Profile, name: &str) -> Option<usize> {
     profile.sample_type.iter().position(|value_type| {

@@ -271,14 +271,7 @@ fn folded_type_index(profile: &Profile, name: Option<&str>) -> Result<usize> {
                 names.join(", ")
             )
         }),
-        None => {
-            let default = text(profile.default_sample_type);
-            let index = names
-                .iter()
-                .position(|n| !default.is_empty() && *n == default);
-            index
-                .or_else(|| names.len().checked_sub(1))
-                .ok_or_else(|| anyhow!("the profile has no sample types"))
-        }
+        None => profbridge_pprof::default_sample_type_index(profile)
+            .ok_or_else(|| anyhow!("the profile has no sample types")),
     }
 }

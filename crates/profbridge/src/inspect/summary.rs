@@ -112,13 +112,7 @@ fn column(profile: &Profile, index: usize) -> impl Iterator<Item = i128> + '_ {
 /// pprof's default sample type: the first named by `default_sample_type`,
 /// else the last.
 pub fn default_sample_type(profile: &Profile) -> Option<usize> {
-    let default_name = usize::try_from(profile.default_sample_type)
-        .ok()
-        .and_then(|i| profile.string_table.get(i))
-        .filter(|name| !name.is_empty());
-    default_name
-        .and_then(|name| sample_type_index(profile, name))
-        .or_else(|| profile.sample_type.len().checked_sub(1))
+    profbridge_pprof::default_sample_type_index(profile)
 }
 
 /// The sample type asked for by name (or, as pprof allows, by index), else

@@ -101,22 +101,10 @@ pub(crate) fn first_sample_type(request: &ExportProfilesServiceRequest) -> Optio
 /// when it names one, else the last (pprof's own rule, which also gives the
 /// type of the first OTLP profile the pprof came from).
 pub(crate) fn pprof_sample_type(profile: &profbridge_pprof::Profile) -> Option<String> {
-    let text = |index: i64| {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| profile.string_table.get(i))
-            .map_or("", String::as_str)
-    };
-    let names: Vec<&str> = profile
-        .sample_type
-        .iter()
-        .map(|vt| text(vt.r#type))
-        .collect();
-    let default = text(profile.default_sample_type);
-    let name = if !default.is_empty() && names.contains(&default) {
-        default
-    } else {
-        names.last().copied().unwrap_or_default()
-    };
-    (!name.is_empty()).then(|| name.to_owned())
+    let index = profbridge_pprof::default_sample_type_index(profile)?;
+    let value_type = profile.sample_type.get(index)?;
+    let name = usize::try_from(value_type.r#type)
+        .ok()
+        .and_then(|i| profile.string_table.get(i))?;
+    (!name.is_empty()).then(|| name.clone())
 }
