@@ -1,0 +1,229 @@
+#!/usr/bin/env bash
+# Measures the collector's gRPC intake against a floor, in one run, with
+# crates/collector/examples/loadgen.rs as the client:
+#   (a) floor: crates/collector/examples/decode_floor.rs, a bare tonic
+#       ProfilesService that decodes each request and answers OK;
+#   (b) `profbridge serve` with the `nop` exporter;
+#   (c) `profbridge serve` with the pprof `file` exporter into a temp dir;
+#   (d) overload: (c) with `queue: {max_bytes: QUEUE}` at twice the
+#       sustainable rate of (c) (--rate), sampling the collector's VmRSS
+#       every 100 ms for the peak.
+# (a)–(c) send as fast as one request in flight per connection allows.
+# Every row checks ok + refused_retryable + errors = requests; (d) also
+# checks errors = 0, and, from the collector's /metrics once its queue has
+# drained, that every accepted profile was written (none dropped after OK).
+#
+# Usage: scripts/bench-collector.sh [SECONDS] [CONNECTIONS] [STACKS] [QUEUE]
+#   (defaults 15 s, 4 connections, ebpf_like_request of 2000 stacks, 64MiB)
+# Needs: cargo, curl.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-15}
+connections=${2:-4}
+stacks=${3:-2000}
+queue=${4:-64MiB}
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-collector \
+  --example loadgen --example decode_floor
+profbridge="$root/target/release/profbridge"
+loadgen="$root/target/release/examples/loadgen"
+floor="$root/target/release/examples/decode_floor"
+
+field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p"; }
+
+# Waits (at most 30 s) until FILE has a line matching PATTERN; prints it.
+wait_line() {
+  local file=$1 pattern=$2 line
+  for _ in $(seq 300); do
+    line=$(grep -m1 -- "$pattern" "$file" 2>/dev/null || true)
+    if [ -n "$line" ]; then
+      echo "$line"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "timed out waiting for '$pattern' in $file" >&2
+  return 1
+}
+
+# Starts `profbridge serve` with EXPORTER (nop or file) and QUEUE_BYTES
+# (empty: the default); sets pid, grpc and metrics.
+start_collector() {
+  local name=$1 exporter=$2 queue_bytes=$3
+  local config="$work/$name.yaml" out="$work/$name.out"
+  {
+    echo "receivers:"
+    echo "  otlp:"
+    echo "    protocols:"
+    echo "      grpc:"
+    echo "        endpoint: 127.0.0.1:0"
+    echo "exporters:"
+    if [ "$exporter" = file ]; then
+      echo "  file:"
+      echo "    path: $work/$name-data"
+    else
+      echo "  nop:"
+    fi
+    echo "service:"
+    echo "  pipelines:"
+    echo "    profiles:"
+    echo "      receivers: [otlp]"
+    echo "      exporters: [$exporter]"
+    if [ -n "$queue_bytes" ]; then
+      echo "      queue:"
+      echo "        max_bytes: $queue_bytes"
+    fi
+    echo "  telemetry:"
+    echo "    metrics:"
+    echo "      address: 127.0.0.1:0"
+    echo "    logs:"
+    echo "      level: error" # refusals are logged at warn, one line each
+  } >"$config"
+  "$profbridge" serve --config "$config" >"$out" 2>"$work/$name.err" &
+  pid=$!
+  pids+=("$pid")
+  wait_line "$out" "profbridge: ready" >/dev/null
+  grpc=$(sed -n 's/.*OTLP gRPC listening on //p' "$out")
+  metrics=$(sed -n 's/.*telemetry.*listening on //p' "$out")
+}
+
+stop() {
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# Sum of a counter or gauge over its label sets.
+metric() {
+  curl -s --max-time 5 "http://$metrics/metrics" |
+    awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f\n", s }'
+}
+
+# Runs loadgen against ADDRESS with extra arguments; prints its line and
+# checks that every request is counted once.
+load() {
+  local address=$1 line
+  shift
+  line=$("$loadgen" --endpoint "http://$address" --connections "$connections" \
+    --duration "$seconds" --stacks "$stacks" "$@")
+  local requests ok refused errors
+  requests=$(field requests <<<"$line"); ok=$(field ok <<<"$line")
+  refused=$(field refused_retryable <<<"$line"); errors=$(field errors <<<"$line")
+  if [ $((ok + refused + errors)) -ne "$requests" ]; then
+    echo "loadgen miscounted: $line" >&2
+    exit 1
+  fi
+  echo "$line"
+}
+
+row() {
+  local label=$1 line=$2
+  awk -v l="$label" -v r="$(field req_per_s <<<"$line")" -v o="$(field ok_req_per_s <<<"$line")" \
+    -v mb="$(field ok_mb_per_s <<<"$line")" -v p50="$(field p50_ms <<<"$line")" \
+    -v p99="$(field p99_ms <<<"$line")" -v ok="$(field ok <<<"$line")" \
+    -v ref="$(field refused_retryable <<<"$line")" -v err="$(field errors <<<"$line")" \
+    'BEGIN { printf "%-34s %8.1f %8.1f %9.1f %8.1f %8.1f %7d %8d %6d\n", l, r, o, mb, p50, p99, ok, ref, err }'
+}
+
+echo "load: $connections connections, ${seconds} s, ebpf_like_request($stacks stacks)"
+printf "%-34s %8s %8s %9s %8s %8s %7s %8s %6s\n" \
+  "" "req/s" "ok req/s" "ok MB/s" "p50 ms" "p99 ms" "ok" "refused" "errors"
+
+# (a) floor
+"$floor" >"$work/floor.out" &
+pid=$!
+pids+=("$pid")
+floor_addr=$(wait_line "$work/floor.out" "listening on" | sed 's/listening on //')
+line_a=$(load "$floor_addr")
+stop "$pid"
+row "(a) floor: decode + OK" "$line_a"
+
+# (b) nop exporter
+start_collector nop nop ""
+line_b=$(load "$grpc")
+stop "$pid"
+row "(b) serve, nop exporter" "$line_b"
+
+# (c) pprof file exporter; the sustainable rate is what the exporter wrote
+# during the run (less than what was accepted if the queue filled).
+start_collector file file ""
+line_c=$(load "$grpc")
+written=$(metric profbridge_exporter_sent_profiles_total)
+accepted=$(metric profbridge_receiver_accepted_profiles_total)
+stop "$pid"
+row "(c) serve, pprof file exporter" "$line_c"
+ok_c=$(field ok <<<"$line_c")
+sustainable=$(awk -v ok="$ok_c" -v w="$written" -v a="$accepted" -v s="$seconds" \
+  'BEGIN { per = (ok > 0) ? a / ok : 1; x = (per > 0) ? w / per / s : 0; y = ok / s; printf "%.1f", (x < y) ? x : y }')
+echo "    (c) exporter wrote $written of $accepted accepted profiles during the run;" \
+  "sustainable rate ${sustainable} req/s"
+
+# (d) overload: twice the sustainable rate, small queue.
+rate=$(awk -v s="$sustainable" 'BEGIN { printf "%.1f", 2 * s }')
+start_collector overload file "$queue"
+idle_kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+rss_file="$work/rss"
+(
+  peak=0
+  for _ in $(seq $(((seconds + 30) * 10))); do
+    kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || break
+    [ -n "$kb" ] || break
+    if [ "$kb" -gt "$peak" ]; then peak=$kb; echo "$peak" >"$rss_file"; fi
+    sleep 0.1
+  done
+) &
+sampler=$!
+pids+=("$sampler")
+line_d=$(load "$grpc" --rate "$rate")
+written_run_d=$(metric profbridge_exporter_sent_profiles_total)
+# Let the queue drain (at most 60 s), then compare what was written with
+# what was accepted.
+for _ in $(seq 600); do
+  [ "$(metric profbridge_pipeline_queue_size_bytes)" = 0 ] && break
+  sleep 0.1
+done
+accepted_d=$(metric profbridge_receiver_accepted_profiles_total)
+written_d=$(metric profbridge_exporter_sent_profiles_total)
+failed_d=$(metric profbridge_exporter_send_failed_profiles_total)
+stop "$sampler"
+stop "$pid"
+row "(d) overload, ${rate} req/s offered" "$line_d"
+echo "    (d) exporter wrote $written_run_d profiles during the run"
+
+echo
+awk -v a="$(field ok_req_per_s <<<"$line_a")" -v b="$(field ok_req_per_s <<<"$line_b")" \
+  -v c="$(field ok_req_per_s <<<"$line_c")" -v s="$sustainable" 'BEGIN {
+    printf "(b)/(a) throughput: %.2f\n", b / a
+    printf "(c)/(a) throughput, requests answered OK: %.2f\n", c / a
+    printf "(c)/(a) throughput, sustainable (written): %.2f   target >= 0.50: %s\n", s / a, (s / a >= 0.5) ? "met" : "NOT met"
+  }'
+peak_kb=$(cat "$rss_file" 2>/dev/null || echo 0)
+awk -v kb="$peak_kb" -v idle="$idle_kb" -v q="$queue" 'BEGIN {
+    n = q + 0; u = substr(q, length(n "") + 1)
+    m = (u == "GiB") ? 1024 : (u == "MiB") ? 1 : (u == "KiB") ? 1 / 1024 : \
+        (u == "GB") ? 1e9 / 1048576 : (u == "MB") ? 1e6 / 1048576 : (u == "KB") ? 1e3 / 1048576 : 1 / 1048576
+    limit = n * m + 100; peak = kb / 1024
+    printf "(d) peak RSS: %.1f MiB (%.1f MiB before the load); queue budget + 100 MiB = %.1f MiB: %s\n", peak, idle / 1024, limit, (peak < limit) ? "met" : "NOT met"
+  }'
+errors_d=$(field errors <<<"$line_d")
+echo "(d) requests=$(field requests <<<"$line_d") ok=$(field ok <<<"$line_d")" \
+  "refused_retryable=$(field refused_retryable <<<"$line_d") errors=$errors_d:" \
+  "$([ "$errors_d" = 0 ] && echo "no errors" || echo "ERRORS")"
+echo "(d) after draining: accepted $accepted_d profiles, wrote $written_d, failed $failed_d:" \
+  "$([ "$accepted_d" = "$written_d" ] && [ "$failed_d" = 0 ] && echo "none dropped after OK" || echo "DROPPED")"
