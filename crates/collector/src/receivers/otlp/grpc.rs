@@ -4,19 +4,22 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
 use prost::Message;
 use tonic::codec::CompressionEncoding;
+use tonic::codegen::{http, Body, BoxFuture, Service, StdError};
+use tonic::server::{Grpc, NamedService, UnaryService};
 use tonic::{Request, Response, Status};
 
 use profbridge_translate::otlp::{
     ExportProfilesPartialSuccess, ExportProfilesServiceRequest, ExportProfilesServiceResponse,
 };
 
-use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_server::{
-    ProfilesService, ProfilesServiceServer,
-};
-
 use super::config::GrpcConfig;
+use super::grpc_codec::RawRequestCodec;
 use super::intake::{intake, Outcome};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
@@ -25,51 +28,102 @@ use crate::telemetry::ReceiverMetrics;
 /// How long clients are told to wait before retrying a refused request.
 pub const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-struct Service {
+/// The OTLP profiles gRPC service, answering `Export` from raw request
+/// bytes (see grpc_codec.rs); any other method is UNIMPLEMENTED.
+#[derive(Clone)]
+struct ExportServer {
     pipelines: Arc<[PipelineHandle]>,
     /// Labelled with the receiver id and transport `grpc`.
     metrics: ReceiverMetrics,
+    max_message: usize,
 }
 
-#[tonic::async_trait]
-impl ProfilesService for Service {
-    async fn export(
-        &self,
-        request: Request<ExportProfilesServiceRequest>,
-    ) -> Result<Response<ExportProfilesServiceResponse>, Status> {
-        let request = request.into_inner();
-        let pipelines = Arc::clone(&self.pipelines);
-        let metrics = self.metrics.clone();
-        let outcome = tokio::task::spawn_blocking(move || {
-            let size = request.encoded_len();
-            intake(request, size, &pipelines, &metrics)
-        })
-        .await
-        .map_err(|error| Status::internal(format!("intake failed: {error}")))?;
-        match outcome {
-            Outcome::Accepted { rejected: 0, .. } => {
-                Ok(Response::new(ExportProfilesServiceResponse::default()))
-            }
-            Outcome::Accepted { rejected, reason } => {
-                Ok(Response::new(ExportProfilesServiceResponse {
-                    partial_success: Some(ExportProfilesPartialSuccess {
-                        rejected_profiles: i64::try_from(rejected).unwrap_or(i64::MAX),
-                        error_message: reason,
-                    }),
-                }))
-            }
-            Outcome::Invalid(reason) => Err(Status::invalid_argument(reason)),
-            Outcome::Unavailable => Err(Status::with_details(
-                tonic::Code::Unavailable,
-                "the pipeline is full; retry later",
-                retry_info::status_details(
-                    tonic::Code::Unavailable as i32,
-                    "the pipeline is full; retry later",
-                    RETRY_AFTER,
-                )
-                .into(),
-            )),
+const SERVICE_NAME: &str = "opentelemetry.proto.collector.profiles.v1development.ProfilesService";
+const EXPORT_PATH: &str =
+    "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export";
+
+impl NamedService for ExportServer {
+    const NAME: &'static str = SERVICE_NAME;
+}
+
+impl<B> Service<http::Request<B>> for ExportServer
+where
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<StdError> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        if request.uri().path() != EXPORT_PATH {
+            return Box::pin(async {
+                Ok(Status::unimplemented("only Export is served").into_http())
+            });
         }
+        let server = self.clone();
+        Box::pin(async move {
+            let mut grpc = Grpc::new(RawRequestCodec)
+                .accept_compressed(CompressionEncoding::Gzip)
+                .accept_compressed(CompressionEncoding::Zstd)
+                .send_compressed(CompressionEncoding::Gzip)
+                .max_decoding_message_size(server.max_message);
+            Ok(grpc.unary(ExportCall(server), request).await)
+        })
+    }
+}
+
+struct ExportCall(ExportServer);
+
+impl UnaryService<Bytes> for ExportCall {
+    type Response = ExportProfilesServiceResponse;
+    type Future = BoxFuture<Response<Self::Response>, Status>;
+
+    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
+        let pipelines = Arc::clone(&self.0.pipelines);
+        let metrics = self.0.metrics.clone();
+        Box::pin(async move {
+            let bytes = request.into_inner();
+            let outcome = tokio::task::spawn_blocking(move || {
+                let request = ExportProfilesServiceRequest::decode(bytes.as_ref())
+                    .map_err(|e| Status::invalid_argument(format!("protobuf: {e}")))?;
+                Ok::<_, Status>(intake(request, bytes.len(), &pipelines, &metrics))
+            })
+            .await
+            .map_err(|error| Status::internal(format!("intake failed: {error}")))??;
+            respond(outcome)
+        })
+    }
+}
+
+fn respond(outcome: Outcome) -> Result<Response<ExportProfilesServiceResponse>, Status> {
+    match outcome {
+        Outcome::Accepted { rejected: 0, .. } => {
+            Ok(Response::new(ExportProfilesServiceResponse::default()))
+        }
+        Outcome::Accepted { rejected, reason } => {
+            Ok(Response::new(ExportProfilesServiceResponse {
+                partial_success: Some(ExportProfilesPartialSuccess {
+                    rejected_profiles: i64::try_from(rejected).unwrap_or(i64::MAX),
+                    error_message: reason,
+                }),
+            }))
+        }
+        Outcome::Invalid(reason) => Err(Status::invalid_argument(reason)),
+        Outcome::Unavailable => Err(Status::with_details(
+            tonic::Code::Unavailable,
+            "the pipeline is full; retry later",
+            retry_info::status_details(
+                tonic::Code::Unavailable as i32,
+                "the pipeline is full; retry later",
+                RETRY_AFTER,
+            )
+            .into(),
+        )),
     }
 }
 
@@ -83,11 +137,11 @@ pub async fn serve(
 ) -> Result<(), tonic::transport::Error> {
     let max_message =
         usize::try_from(config.max_recv_msg_size_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
-    let service = ProfilesServiceServer::new(Service { pipelines, metrics })
-        .accept_compressed(CompressionEncoding::Gzip)
-        .accept_compressed(CompressionEncoding::Zstd)
-        .send_compressed(CompressionEncoding::Gzip)
-        .max_decoding_message_size(max_message);
+    let service = ExportServer {
+        pipelines,
+        metrics,
+        max_message,
+    };
     tonic::transport::Server::builder()
         .max_concurrent_streams(config.max_concurrent_streams)
         .http2_keepalive_interval(Some(config.keepalive.time.0))

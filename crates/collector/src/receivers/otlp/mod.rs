@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod grpc;
+mod grpc_codec;
 pub mod http;
 mod intake;
 pub mod retry_info;
