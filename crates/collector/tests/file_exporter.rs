@@ -40,11 +40,9 @@ const RECEIVED_TEXT: &str = "20261121T061500.123Z";
 
 fn batch_at(request: ExportProfilesServiceRequest, millis: u64) -> Batch {
     let encoded_size = request.encoded_len();
-    Batch {
-        request,
-        received_at: UNIX_EPOCH + Duration::from_millis(millis),
-        encoded_size,
-    }
+    let mut batch = Batch::new(request, encoded_size);
+    batch.received_at = UNIX_EPOCH + Duration::from_millis(millis);
+    batch
 }
 
 fn batch(request: ExportProfilesServiceRequest) -> Batch {

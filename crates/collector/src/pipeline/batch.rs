@@ -8,16 +8,20 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 pub struct Batch {
     pub request: ExportProfilesServiceRequest,
     pub received_at: SystemTime,
-    /// Its protobuf size, which queue budgets count.
+    /// Its protobuf size.
     pub encoded_size: usize,
+    /// The memory it holds decoded (estimated), which queue budgets count.
+    pub memory_size: usize,
 }
 
 impl Batch {
     pub fn new(request: ExportProfilesServiceRequest, encoded_size: usize) -> Self {
+        let memory_size = super::memory_estimate(&request).max(encoded_size);
         Self {
             request,
             received_at: SystemTime::now(),
             encoded_size,
+            memory_size,
         }
     }
 

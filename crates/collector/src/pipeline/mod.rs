@@ -7,6 +7,7 @@ mod batch;
 mod budget;
 pub mod config;
 mod exporter;
+mod memory;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use tokio::task::JoinHandle;
 pub use batch::Batch;
 pub use budget::{ByteBudget, Reservation};
 pub use exporter::Exporter;
+pub use memory::memory_estimate;
 
 use crate::telemetry::PipelineMetrics;
 
@@ -52,7 +54,7 @@ impl PipelineHandle {
     pub fn try_submit(&self, batch: Arc<Batch>) -> Result<(), Refused> {
         let reservation = self
             .budget
-            .try_reserve(batch.encoded_size)
+            .try_reserve(batch.memory_size)
             .ok_or(Refused::Full)?;
         let queued = Queued {
             batch,
