@@ -216,8 +216,15 @@ fn hex_stack(stack: &[u64]) -> String {
 /// its error output. `home` (a temporary folder) becomes HOME and
 /// PPROF_TMPDIR, so that pprof reads and writes nothing of the user's.
 pub fn go_tool_pprof_raw(file: &Path, home: &Path) -> Result<String, String> {
+    go_tool_pprof(&["-raw", "-symbolize=none"], file, home)
+}
+
+/// What `go tool pprof ARGS FILE` prints, or its error output; HOME and
+/// PPROF_TMPDIR are `home`.
+pub fn go_tool_pprof(args: &[&str], file: &Path, home: &Path) -> Result<String, String> {
     let output = Command::new("go")
-        .args(["tool", "pprof", "-raw", "-symbolize=none"])
+        .args(["tool", "pprof"])
+        .args(args)
         .arg(file)
         .env("HOME", home)
         .env("PPROF_TMPDIR", home)

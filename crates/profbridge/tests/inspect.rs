@@ -9,6 +9,9 @@
     clippy::indexing_slicing
 )]
 
+#[path = "../../../tests/support/raw_text.rs"]
+mod raw_text;
+
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
@@ -481,25 +484,13 @@ fn go_tool_pprof_top(
     node_count: usize,
     home: &Path,
 ) -> Result<String, String> {
-    let output = Command::new("go")
-        .args([
-            "tool",
-            "pprof",
-            "-top",
-            &format!("-nodecount={node_count}"),
-            &format!("-sample_index={sample_type}"),
-            "-symbolize=none",
-        ])
-        .arg(file)
-        .env("HOME", home)
-        .env("PPROF_TMPDIR", home)
-        .output()
-        .expect("run go tool pprof");
-    if output.status.success() {
-        Ok(String::from_utf8(output.stdout).expect("pprof prints UTF-8"))
-    } else {
-        Err(String::from_utf8_lossy(&output.stderr).into_owned())
-    }
+    let node_count = format!("-nodecount={node_count}");
+    let sample_index = format!("-sample_index={sample_type}");
+    raw_text::go_tool_pprof(
+        &["-top", &node_count, &sample_index, "-symbolize=none"],
+        file,
+        home,
+    )
 }
 
 fn assert_close(what: &str, ours: i64, unit: &str, go_text: &str, report_unit: &str) {

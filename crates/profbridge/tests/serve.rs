@@ -60,9 +60,21 @@ fn post(
     encoding: Option<&str>,
     body: &[u8],
 ) -> (u16, Vec<u8>) {
+    let (status, _, body) = post_with_head(address, path, content_type, encoding, body);
+    (status, body)
+}
+
+/// A POST over plain HTTP/1.1: (status, response head, body).
+fn post_with_head(
+    address: SocketAddr,
+    path: &str,
+    content_type: &str,
+    encoding: Option<&str>,
+    body: &[u8],
+) -> (u16, String, Vec<u8>) {
     let mut stream = TcpStream::connect(address).unwrap();
     stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
+        .set_read_timeout(Some(Duration::from_secs(60)))
         .unwrap();
     let mut head = format!(
         "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -89,7 +101,7 @@ fn post(
     } else {
         body
     };
-    (status, body)
+    (status, head, body)
 }
 
 fn dechunk(mut body: &[u8]) -> Vec<u8> {
@@ -471,23 +483,16 @@ fn a_full_queue_answers_retry_later_and_loses_nothing_it_accepted() {
     );
 }
 
-/// A POST returning the status and the response head.
+/// A protobuf POST to the profiles path: (status, response head).
 fn raw_post(address: SocketAddr, body: &[u8]) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .unwrap();
-    let head = format!(
-        "POST /v1development/profiles HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
+    let (status, head, _) = post_with_head(
+        address,
+        "/v1development/profiles",
+        "application/x-protobuf",
+        None,
+        body,
     );
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let head = text.split("\r\n\r\n").next().unwrap().to_owned();
-    (head.split(' ').nth(1).unwrap().parse().unwrap(), head)
+    (status, head)
 }
 
 #[test]
