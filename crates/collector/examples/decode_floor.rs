@@ -49,7 +49,7 @@ async fn main() -> Result<()> {
         .max_concurrent_streams(100)
         .add_service(service)
         .serve_with_incoming_shutdown(
-            tonic::transport::server::TcpIncoming::from(listener),
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
             async {
                 let _ = tokio::signal::ctrl_c().await;
             },

@@ -682,7 +682,9 @@ fn io_failures_are_retryable_and_bad_requests_permanent() {
     // A file where the exporter needs a directory.
     std::fs::write(exporter.root().join("checkout"), b"in the way").unwrap();
     match exporter.export(&batch(ebpf_like_request(5, 10))) {
-        Err(ExportError::Retryable(message)) => assert!(message.contains("checkout"), "{message}"),
+        Err(ExportError::Retryable { reason, .. }) => {
+            assert!(reason.contains("checkout"), "{reason}")
+        }
         other => panic!("expected a retryable error, got {other:?}"),
     }
 

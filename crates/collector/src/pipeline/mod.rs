@@ -123,9 +123,7 @@ async fn drain(
         let exports = exporters.iter().map(|exporter| {
             let exporter = Arc::clone(exporter);
             let batch = Arc::clone(&queued.batch);
-            tokio::task::spawn_blocking(move || {
-                (exporter.name().to_owned(), exporter.export(&batch))
-            })
+            tokio::spawn(async move { (exporter.name().to_owned(), exporter.export(&batch).await) })
         });
         for export in exports.collect::<Vec<_>>() {
             match export.await {

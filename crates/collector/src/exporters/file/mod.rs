@@ -270,5 +270,5 @@ pub fn default_template(format: FileFormat) -> &'static str {
 }
 
 fn io_error(action: &str, path: &Path, error: &std::io::Error) -> ExportError {
-    ExportError::Retryable(format!("{action} {}: {error}", path.display()))
+    ExportError::retryable(format!("{action} {}: {error}", path.display()))
 }
