@@ -1,10 +1,10 @@
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Builds a pprof string table: "" is index 0, and each distinct string gets
 /// the next index the first time it is interned.
 #[derive(Debug, Clone)]
 pub struct StringInterner {
-    indexes: HashMap<String, i64>,
+    indexes: FxHashMap<String, i64>,
     table: Vec<String>,
 }
 
@@ -17,7 +17,7 @@ impl Default for StringInterner {
 impl StringInterner {
     pub fn new() -> Self {
         let mut interner = Self {
-            indexes: HashMap::new(),
+            indexes: FxHashMap::default(),
             table: Vec::new(),
         };
         interner.intern("");

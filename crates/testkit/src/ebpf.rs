@@ -29,9 +29,42 @@ impl Strings {
     }
 }
 
+/// How the generated stacks are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackShape {
+    /// Each frame drawn at random from all locations, with a random frame
+    /// type: no two stacks share callers. A stress case for translation
+    /// and compression.
+    Random,
+    /// Walks down a call tree, as a running program's stacks do: stacks
+    /// share their callers, and frames come in runs by type (interpreter
+    /// frames near the root, then native code, then kernel frames at the
+    /// leaf of some stacks).
+    CallTree,
+}
+
 /// `stacks` samples, each with its own stack of 30 to 60 frames drawn from a
 /// pool of locations, 1 to 4 timestamps, and values (CPU nanoseconds).
 pub fn ebpf_like_request(stacks: usize, seed: u64) -> ExportProfilesServiceRequest {
+    generated_request(StackShape::Random, stacks, seed)
+}
+
+/// [`ebpf_like_request`] with stacks from a call tree
+/// ([`StackShape::CallTree`]): what a profiler sees of running programs.
+pub fn profiler_like_request(stacks: usize, seed: u64) -> ExportProfilesServiceRequest {
+    generated_request(StackShape::CallTree, stacks, seed)
+}
+
+/// Frame types by layer for [`StackShape::CallTree`], root side first.
+const INTERPRETER: usize = 2;
+const NATIVE: usize = 1;
+const KERNEL: usize = 0;
+
+pub fn generated_request(
+    shape: StackShape,
+    stacks: usize,
+    seed: u64,
+) -> ExportProfilesServiceRequest {
     let mut rng = SeededRng::new(seed);
     let mut strings = Strings(vec![String::new()]);
     let mut d = ProfilesDictionary {
@@ -90,8 +123,15 @@ pub fn ebpf_like_request(stacks: usize, seed: u64) -> ExportProfilesServiceReque
         });
     }
     let locations = 20_000;
-    for _ in 0..locations {
-        let kind = rng.below(FRAME_TYPES.len());
+    for i in 0..locations {
+        let kind = match shape {
+            StackShape::Random => rng.below(FRAME_TYPES.len()),
+            // Locations 1..2000 are kernel code, then 8000 native, then
+            // interpreted.
+            StackShape::CallTree if i < 2000 => KERNEL,
+            StackShape::CallTree if i < 10_000 => NATIVE,
+            StackShape::CallTree => INTERPRETER,
+        };
         d.location_table.push(Location {
             mapping_index: 1 + rng.below(8) as i32,
             address: 0x7f00_0000_0000 + rng.below(0x800_0000) as u64,
@@ -113,13 +153,16 @@ pub fn ebpf_like_request(stacks: usize, seed: u64) -> ExportProfilesServiceReque
 
     let start = 1_700_000_000_000_000_000u64;
     let mut samples = Vec::with_capacity(stacks);
+    let mut tree = CallTree::default();
     for _ in 0..stacks {
         let depth = 30 + rng.below(31);
-        d.stack_table.push(Stack {
-            location_indices: (0..depth)
+        let location_indices = match shape {
+            StackShape::Random => (0..depth)
                 .map(|_| 1 + rng.below(locations) as i32)
                 .collect(),
-        });
+            StackShape::CallTree => tree.walk(&mut rng, depth),
+        };
+        d.stack_table.push(Stack { location_indices });
         let observations = 1 + rng.below(4);
         let timestamps: Vec<u64> = (0..observations)
             .map(|_| start + rng.below(60_000_000_000) as u64)
@@ -178,5 +221,50 @@ pub fn ebpf_like_request(stacks: usize, seed: u64) -> ExportProfilesServiceReque
             schema_url: String::new(),
         }],
         dictionary: Some(d),
+    }
+}
+
+/// A call tree grown as it is walked: each step down takes a known callee
+/// most of the time, else a new one from the next layer's locations.
+#[derive(Default)]
+struct CallTree {
+    callees: std::collections::HashMap<i32, Vec<i32>>,
+}
+
+impl CallTree {
+    /// A stack of `depth` frames, leaf first: 4 to 8 roots of interpreted
+    /// code, interpreter frames for most of the depth, then native frames,
+    /// and kernel frames at the leaf of one stack in three.
+    fn walk(&mut self, rng: &mut SeededRng, depth: usize) -> Vec<i32> {
+        let kernel = if rng.below(3) == 0 {
+            2 + rng.below(6)
+        } else {
+            0
+        };
+        let native = 5 + rng.below(10);
+        let mut path = Vec::with_capacity(depth);
+        let mut caller = -1 - rng.below(6) as i32; // one of the roots
+        for level in 0..depth {
+            let from_leaf = depth - level;
+            let (first, count) = if from_leaf <= kernel {
+                (1, 1999)
+            } else if from_leaf <= kernel + native {
+                (2000, 8000)
+            } else {
+                (10_000, 10_000)
+            };
+            let known = self.callees.entry(caller).or_default();
+            let callee = if !known.is_empty() && rng.below(10) < 8 {
+                known[rng.below(known.len())]
+            } else {
+                let new = first + rng.below(count) as i32;
+                known.push(new);
+                new
+            };
+            path.push(callee);
+            caller = callee;
+        }
+        path.reverse();
+        path
     }
 }

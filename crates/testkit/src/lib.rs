@@ -15,7 +15,7 @@ use std::process::Command;
 mod ebpf;
 mod gperftools;
 
-pub use ebpf::ebpf_like_request;
+pub use ebpf::{ebpf_like_request, generated_request, profiler_like_request, StackShape};
 pub use gperftools::{gperftools_cpu_profile, GPERFTOOLS_PERIOD_US};
 
 /// Set to 1 (as `.ci/run` does) to make a missing interop tool a failure.

@@ -28,6 +28,8 @@ pub(super) fn pprof_of_group(
         d: dictionary,
         strings: StringInterner::new(),
         out: Pprof::default(),
+        attributes: Vec::new(),
+        stacks: FxHashMap::default(),
     };
     let typed = group.iter().any(|p| p.sample_type.is_some());
     let width = if typed { group.len() } else { 0 };
@@ -113,15 +115,51 @@ fn scope_string(attributes: &[KeyValue], key: &str) -> Option<String> {
     })
 }
 
-/// Per OTLP location index: the pprof location id and its frame type.
+/// Per OTLP location index: the pprof location id (0 when the rows do not
+/// reach it) and its frame type, an index into `frame_type_names`.
 struct Tables {
-    locations: FxHashMap<i32, (u64, Option<String>)>,
+    location_ids: Vec<u64>,
+    frame_types: Vec<Option<usize>>,
+    frame_type_names: Vec<String>,
+}
+
+impl Tables {
+    fn location(&self, index: i32) -> (u64, Option<&str>) {
+        let Ok(index) = usize::try_from(index) else {
+            return (0, None);
+        };
+        let id = self.location_ids.get(index).copied().unwrap_or(0);
+        let frame_type = self
+            .frame_types
+            .get(index)
+            .copied()
+            .flatten()
+            .and_then(|t| self.frame_type_names.get(t))
+            .map(String::as_str);
+        (id, frame_type)
+    }
+}
+
+/// The labels an attribute becomes, interned once per pprof.
+struct AttributeLabels<'d> {
+    key: &'d str,
+    labels: Vec<Label>,
+    hint: Option<attr_types::TypedKey>,
+}
+
+/// What every sample of one stack shares.
+struct StackLabels {
+    location_ids: Vec<u64>,
+    frame_types: Option<Label>,
 }
 
 struct Builder<'d> {
     d: &'d ProfilesDictionary,
     strings: StringInterner,
     out: Pprof,
+    /// By attribute index, filled as samples use them.
+    attributes: Vec<Option<AttributeLabels<'d>>>,
+    stacks: FxHashMap<i32, StackLabels>,
 }
 
 impl<'d> Builder<'d> {
@@ -192,22 +230,24 @@ impl<'d> Builder<'d> {
     /// dictionary order; OTLP locations that differ only in frame type are
     /// one pprof location.
     fn tables(&mut self, rows: &[Row]) -> Tables {
-        let mut location_indices: Vec<i32> = rows
-            .iter()
-            .filter_map(|row| {
-                usize::try_from(row.identity.0)
-                    .ok()
-                    .and_then(|s| self.d.stack_table.get(s))
-            })
-            .flat_map(|stack| stack.location_indices.iter().copied())
-            .collect();
-        location_indices.sort_unstable();
-        location_indices.dedup();
-        let otlp_location = |i: i32| {
-            usize::try_from(i)
+        let location_count = self.d.location_table.len();
+        let mut reached = vec![false; location_count];
+        for row in rows {
+            let stack = usize::try_from(row.identity.0)
                 .ok()
-                .and_then(|i| self.d.location_table.get(i))
-        };
+                .and_then(|s| self.d.stack_table.get(s));
+            for &index in stack.map_or(&[][..], |s| &s.location_indices[..]) {
+                if let Some(slot) = usize::try_from(index).ok().and_then(|i| reached.get_mut(i)) {
+                    *slot = true;
+                }
+            }
+        }
+        let location_indices: Vec<usize> = reached
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &r)| r.then_some(i))
+            .collect();
+        let otlp_location = |i: usize| self.d.location_table.get(i);
 
         let mut function_indices: Vec<i32> = location_indices
             .iter()
@@ -261,11 +301,15 @@ impl<'d> Builder<'d> {
         }
 
         let mut tables = Tables {
-            locations: FxHashMap::default(),
+            location_ids: vec![0; location_count],
+            frame_types: vec![None; location_count],
+            frame_type_names: Vec::new(),
         };
         let mut by_content: FxHashMap<(u64, u64, Vec<Line>, bool), u64> = FxHashMap::default();
         for &index in &location_indices {
-            let l = otlp_location(index).cloned().unwrap_or_default();
+            let Some(l) = otlp_location(index) else {
+                continue;
+            };
             let mut is_folded = false;
             let mut frame_type = None;
             for &a in &l.attribute_indices {
@@ -307,7 +351,21 @@ impl<'d> Builder<'d> {
                     next_id
                 }
             };
-            tables.locations.insert(index, (id, frame_type));
+            if let Some(slot) = tables.location_ids.get_mut(index) {
+                *slot = id;
+            }
+            let frame_type = frame_type.map(|name| {
+                match tables.frame_type_names.iter().position(|n| *n == name) {
+                    Some(known) => known,
+                    None => {
+                        tables.frame_type_names.push(name);
+                        tables.frame_type_names.len() - 1
+                    }
+                }
+            });
+            if let Some(slot) = tables.frame_types.get_mut(index) {
+                *slot = frame_type;
+            }
         }
         tables
     }
@@ -349,29 +407,16 @@ impl<'d> Builder<'d> {
 
     fn samples(&mut self, row: &Row, tables: &Tables, copied: &[&KeyValue]) {
         let (stack, attributes, link) = &row.identity;
-        let location_indices = usize::try_from(*stack)
-            .ok()
-            .and_then(|s| self.d.stack_table.get(s))
-            .map(|s| s.location_indices.as_slice())
-            .unwrap_or_default();
-        let mut location_id = Vec::with_capacity(location_indices.len());
-        let mut types: Vec<Option<&str>> = Vec::with_capacity(location_indices.len());
-        for index in location_indices {
-            let (id, frame_type) = tables
-                .locations
-                .get(index)
-                .map_or((0, None), |(id, t)| (*id, t.as_deref()));
-            location_id.push(id);
-            types.push(frame_type);
-        }
+        let location_id = self.stack_labels(*stack, tables).location_ids.clone();
 
         let mut labels: Vec<Label> = Vec::new();
         let mut hints = Vec::new();
         let mut keys: Vec<&str> = Vec::new();
         for &a in attributes {
-            if let Some((key, value, unit)) = self.attribute(a) {
-                keys.push(key);
-                self.push_attribute(key, &value, unit, &mut labels, &mut hints);
+            if let Some(cached) = self.attribute_labels(a) {
+                keys.push(cached.key);
+                labels.extend_from_slice(&cached.labels);
+                hints.extend(cached.hint.iter().cloned());
             }
         }
         for kv in copied {
@@ -381,8 +426,8 @@ impl<'d> Builder<'d> {
             let value = kv.value.clone().unwrap_or_default();
             self.push_attribute(&kv.key, &value, "", &mut labels, &mut hints);
         }
-        if let Some(value) = frame_types::encode(types) {
-            labels.push(self.str_label(FRAME_TYPES_LABEL, &value));
+        if let Some(label) = self.stack_labels(*stack, tables).frame_types {
+            labels.push(label);
         }
         if let Some(l) = usize::try_from(*link)
             .ok()
@@ -405,8 +450,10 @@ impl<'d> Builder<'d> {
             return;
         }
         let timestamp_key = self.strings.intern(TIMESTAMP_LABEL);
+        self.out.sample.reserve(row.observations.len());
         for (timestamp, values) in &row.observations {
-            let mut label = labels.clone();
+            let mut label = Vec::with_capacity(labels.len() + 1);
+            label.extend_from_slice(&labels);
             label.push(Label {
                 key: timestamp_key,
                 num: *timestamp as i64,
@@ -418,6 +465,55 @@ impl<'d> Builder<'d> {
                 label,
             });
         }
+    }
+
+    /// The location ids and frame-types label of a stack, built once.
+    fn stack_labels(&mut self, stack: i32, tables: &Tables) -> &StackLabels {
+        let Self {
+            d, strings, stacks, ..
+        } = self;
+        stacks.entry(stack).or_insert_with(|| {
+            let location_indices = usize::try_from(stack)
+                .ok()
+                .and_then(|s| d.stack_table.get(s))
+                .map(|s| s.location_indices.as_slice())
+                .unwrap_or_default();
+            let (location_ids, types): (Vec<u64>, Vec<Option<&str>>) = location_indices
+                .iter()
+                .map(|&index| tables.location(index))
+                .unzip();
+            let frame_types = frame_types::encode(types).map(|value| Label {
+                key: strings.intern(FRAME_TYPES_LABEL),
+                str: strings.intern(&value),
+                ..Label::default()
+            });
+            StackLabels {
+                location_ids,
+                frame_types,
+            }
+        })
+    }
+
+    /// The labels of attribute `index`, built once.
+    fn attribute_labels(&mut self, index: i32) -> Option<&AttributeLabels<'d>> {
+        let slot = usize::try_from(index).ok()?;
+        if self.attributes.len() <= slot {
+            self.attributes.resize_with(slot + 1, || None);
+        }
+        if self.attributes.get(slot).is_some_and(Option::is_none) {
+            let (key, value, unit) = self.attribute(index)?;
+            let mut labels = Vec::new();
+            let mut hints = Vec::new();
+            self.push_attribute(key, &value, unit, &mut labels, &mut hints);
+            if let Some(entry) = self.attributes.get_mut(slot) {
+                *entry = Some(AttributeLabels {
+                    key,
+                    labels,
+                    hint: hints.pop(),
+                });
+            }
+        }
+        self.attributes.get(slot).and_then(Option::as_ref)
     }
 
     fn push_attribute(

@@ -25,6 +25,9 @@ pub(super) fn collect_rows(
     width: usize,
     aggregate_timestamps: bool,
 ) -> Vec<Row> {
+    if let [(profile, column)] = columns {
+        return rows_of_one_profile(profile, *column, width, aggregate_timestamps);
+    }
     let mut rows: Vec<Row> = Vec::new();
     let mut index: FxHashMap<(Identity, Option<usize>), usize> = FxHashMap::default();
     for &(profile, column) in columns {
@@ -68,6 +71,74 @@ pub(super) fn collect_rows(
                 };
                 *total = total.wrapping_add(value);
             }
+        }
+    }
+    rows
+}
+
+/// [`collect_rows`] for a single profile, where nothing pairs across
+/// columns: each timed sample is a row of its own, with one observation per
+/// timestamp, and untimed samples of one identity sum into one row.
+fn rows_of_one_profile(
+    profile: &Profile,
+    column: Option<usize>,
+    width: usize,
+    aggregate_timestamps: bool,
+) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::with_capacity(profile.samples.len());
+    let mut untimed: FxHashMap<Identity, usize> = FxHashMap::default();
+    let in_column = |value: i64| {
+        let mut values = vec![0; width];
+        if let Some(slot) = column.and_then(|c| values.get_mut(c)) {
+            *slot = value;
+        }
+        values
+    };
+    for sample in &profile.samples {
+        let mut attributes = sample.attribute_indices.clone();
+        attributes.sort_unstable();
+        let identity = (sample.stack_index, attributes, sample.link_index);
+        if !sample.timestamps_unix_nano.is_empty() && !aggregate_timestamps {
+            let observations = sample
+                .timestamps_unix_nano
+                .iter()
+                .enumerate()
+                .map(|(i, &timestamp)| {
+                    let value = if sample.values.is_empty() {
+                        1
+                    } else {
+                        sample.values.get(i).copied().unwrap_or(0)
+                    };
+                    (timestamp, in_column(value))
+                })
+                .collect();
+            rows.push(Row {
+                identity,
+                values: vec![0; width],
+                observations,
+                observation_index: FxHashMap::default(),
+            });
+            continue;
+        }
+        let value = if sample.values.is_empty() {
+            sample.timestamps_unix_nano.len() as i64
+        } else {
+            sample.values.iter().fold(0i64, |a, v| a.wrapping_add(*v))
+        };
+        let row = *untimed.entry(identity.clone()).or_insert_with(|| {
+            rows.push(Row {
+                identity,
+                values: vec![0; width],
+                observations: Vec::new(),
+                observation_index: FxHashMap::default(),
+            });
+            rows.len() - 1
+        });
+        if let Some(total) = rows
+            .get_mut(row)
+            .and_then(|row| column.and_then(|c| row.values.get_mut(c)))
+        {
+            *total = total.wrapping_add(value);
         }
     }
     rows
