@@ -4,6 +4,7 @@
 pub mod config;
 pub mod exporters;
 pub mod pipeline;
+pub mod processors;
 pub mod receivers;
 pub mod service;
 pub mod telemetry;
