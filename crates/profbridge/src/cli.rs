@@ -30,6 +30,9 @@ pub enum Command {
     /// Show what a profile holds: types, totals, top functions, frame types.
     #[command(after_help = INSPECT_EXAMPLES)]
     Inspect(InspectArgs),
+    /// Send profiles to an OTLP endpoint (gRPC or HTTP), one request per file.
+    #[command(after_help = SEND_EXAMPLES)]
+    Send(crate::send::SendArgs),
 }
 
 const SERVE_EXAMPLES: &str = "Examples:
@@ -62,6 +65,18 @@ const INSPECT_EXAMPLES: &str = "Examples:
   profbridge inspect request.otlp.pb --format json
   profbridge inspect cpu.pb.gz --format raw
   profbridge inspect cpu.pb.gz --flamegraph cpu.svg";
+
+const SEND_EXAMPLES: &str = "Examples:
+  profbridge send cpu.pb.gz --endpoint localhost:4317
+  profbridge send *.pb.gz heap.prof --endpoint https://otlp.example.com --protocol http \\
+      --header authorization='Bearer TOKEN' --resource-attr service.name=api
+  profbridge send request.otlp.json --endpoint http://127.0.0.1:4318 --protocol http --encoding json
+
+Retryable failures (unavailable, throttled, timed out) are retried with exponential
+backoff, honouring the wait the endpoint asks for, up to --retries and --max-elapsed-time.
+
+Exit codes: 0 all files delivered (one line each on stdout), 1 some files not delivered
+(each is named, with why), 2 usage error.";
 
 /// Input formats; `auto` detects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

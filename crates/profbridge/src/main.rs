@@ -1,10 +1,10 @@
-//! The profbridge command: serve, validate, convert, inspect (and, to
-//! come, send).
+//! The profbridge command: serve, validate, convert, inspect, send.
 
 mod cli;
 mod convert;
 mod input;
 mod inspect;
+mod send;
 mod serve;
 mod validate;
 
@@ -26,6 +26,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Convert(args) => convert::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Send(args) => send::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Validate(args) => validate::run(args),
     };

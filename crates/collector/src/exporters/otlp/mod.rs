@@ -1,0 +1,191 @@
+//! The OTLP gRPC exporter: `ProfilesService/Export` on another collector
+//! or backend. Connects lazily, on the first export, and keeps the
+//! connection; each export is one attempt, and its error says whether a
+//! retry may succeed.
+
+mod codec;
+pub mod config;
+mod status;
+pub(crate) mod tls;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use prost::Message;
+use tokio::sync::OnceCell;
+use tonic::client::Grpc;
+use tonic::codec::CompressionEncoding;
+use tonic::codegen::http::uri::PathAndQuery;
+use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
+use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
+
+use profbridge_translate::otlp::ExportProfilesPartialSuccess;
+
+use super::ExportError;
+use crate::pipeline::Batch;
+use codec::ExportCodec;
+use config::{Compression, OtlpExporterConfig, TlsConfig};
+use tls::{split_scheme, uses_tls, TlsFiles};
+
+const EXPORT_PATH: &str =
+    "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export";
+
+/// Exports batches over gRPC. Safe to share between tasks.
+#[derive(Debug)]
+pub struct OtlpGrpcExporter {
+    /// As configured, for messages.
+    endpoint_text: String,
+    endpoint: Endpoint,
+    channel: OnceCell<Channel>,
+    metadata: MetadataMap,
+    compression: Option<CompressionEncoding>,
+    timeout: Duration,
+}
+
+impl OtlpGrpcExporter {
+    /// Checks the configuration and reads TLS files; does not connect.
+    pub fn new(config: &OtlpExporterConfig) -> Result<Self, ExportError> {
+        let invalid = |reason: String| ExportError::Permanent(format!("otlp exporter: {reason}"));
+        Ok(Self {
+            endpoint_text: config.endpoint.trim().to_owned(),
+            endpoint: channel_endpoint(config).map_err(invalid)?,
+            channel: OnceCell::new(),
+            metadata: metadata(config).map_err(invalid)?,
+            compression: match config.compression {
+                Compression::Gzip => Some(CompressionEncoding::Gzip),
+                Compression::Zstd => Some(CompressionEncoding::Zstd),
+                Compression::None => None,
+            },
+            timeout: config.timeout.0,
+        })
+    }
+
+    /// The endpoint as configured.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint_text
+    }
+
+    /// One export attempt, limited by the configured timeout. A reply that
+    /// rejects some profiles is a success (they would be rejected again)
+    /// and is logged.
+    pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+        let body = Bytes::from(batch.request.encode_to_vec());
+        match tokio::time::timeout(self.timeout, self.send(body)).await {
+            Ok(result) => result,
+            Err(_) => Err(ExportError::retryable(format!(
+                "{}: no reply within {:?}",
+                self.endpoint_text, self.timeout
+            ))),
+        }
+    }
+
+    async fn send(&self, body: Bytes) -> Result<(), ExportError> {
+        let channel = self
+            .channel
+            .get_or_init(|| async { self.endpoint.connect_lazy() })
+            .await
+            .clone();
+        let mut grpc = Grpc::new(channel)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Zstd);
+        if let Some(encoding) = self.compression {
+            grpc = grpc.send_compressed(encoding);
+        }
+        grpc.ready().await.map_err(|error| {
+            ExportError::retryable(format!("{}: not reachable: {error}", self.endpoint_text))
+        })?;
+        let mut request = tonic::Request::new(body);
+        *request.metadata_mut() = self.metadata.clone();
+        request.set_timeout(self.timeout);
+        let response = grpc
+            .unary(request, PathAndQuery::from_static(EXPORT_PATH), ExportCodec)
+            .await
+            .map_err(|status| status::export_error(&status, &self.endpoint_text))?;
+        if let Some(partial) = response.into_inner().partial_success {
+            warn_partial_success(&self.endpoint_text, &partial);
+        }
+        Ok(())
+    }
+}
+
+/// Logs profiles the destination rejected; they are not sent again.
+pub(crate) fn warn_partial_success(endpoint: &str, partial: &ExportProfilesPartialSuccess) {
+    if partial.rejected_profiles > 0 {
+        tracing::warn!(
+            endpoint,
+            rejected_profiles = partial.rejected_profiles,
+            message = %partial.error_message,
+            "the destination rejected some profiles"
+        );
+    }
+}
+
+/// `text`, followed by the innermost cause of `error` unless it says
+/// nothing new (error chains repeat themselves at each layer).
+pub(crate) fn with_root_cause(text: String, error: &dyn std::error::Error) -> String {
+    let mut root = None;
+    let mut source = error.source();
+    while let Some(cause) = source {
+        root = Some(cause);
+        source = cause.source();
+    }
+    match root.map(ToString::to_string) {
+        Some(cause) if !text.contains(&cause) => format!("{text}: {cause}"),
+        _ => text,
+    }
+}
+
+fn channel_endpoint(config: &OtlpExporterConfig) -> Result<Endpoint, String> {
+    let (scheme, rest) = split_scheme(&config.endpoint)?;
+    let authority = rest.trim_end_matches('/');
+    if authority.contains('/') {
+        return Err(format!(
+            "endpoint {:?} has a path; gRPC endpoints are host:port",
+            config.endpoint
+        ));
+    }
+    let tls = uses_tls(scheme, &config.tls)?;
+    let uri = format!("{}://{authority}", if tls { "https" } else { "http" });
+    let endpoint = Endpoint::from_shared(uri)
+        .map_err(|error| format!("endpoint {:?}: {error}", config.endpoint))?;
+    if endpoint.uri().host().is_none_or(str::is_empty) {
+        return Err(format!("endpoint {:?} has no host", config.endpoint));
+    }
+    let endpoint = endpoint.connect_timeout(config.timeout.0).tcp_nodelay(true);
+    if !tls {
+        return Ok(endpoint);
+    }
+    endpoint
+        .tls_config(client_tls(&config.tls)?)
+        .map_err(|error| format!("tls: {error}"))
+}
+
+fn client_tls(config: &TlsConfig) -> Result<ClientTlsConfig, String> {
+    if config.insecure_skip_verify {
+        return Err("tls.insecure_skip_verify is not supported over gRPC yet".to_owned());
+    }
+    let files = TlsFiles::read(config)?;
+    let mut tls = ClientTlsConfig::new();
+    tls = match files.ca {
+        Some(ca) => tls.ca_certificate(tonic::transport::Certificate::from_pem(ca)),
+        None => tls.with_webpki_roots(),
+    };
+    if let Some((cert, key)) = files.identity {
+        tls = tls.identity(tonic::transport::Identity::from_pem(cert, key));
+    }
+    Ok(tls)
+}
+
+fn metadata(config: &OtlpExporterConfig) -> Result<MetadataMap, String> {
+    let mut metadata = MetadataMap::new();
+    for (name, value) in &config.headers {
+        let key = AsciiMetadataKey::from_bytes(name.as_bytes())
+            .map_err(|_| format!("headers: {name:?} is not a valid gRPC metadata name"))?;
+        let mut value = AsciiMetadataValue::try_from(value.as_str())
+            .map_err(|_| format!("headers: the value of {name:?} is not valid in gRPC metadata"))?;
+        // Kept out of Debug output: headers often carry credentials.
+        value.set_sensitive(true);
+        metadata.insert(key, value);
+    }
+    Ok(metadata)
+}

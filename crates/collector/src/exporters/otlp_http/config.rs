@@ -1,0 +1,53 @@
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::config::units::Duration;
+use crate::exporters::otlp::config::{Compression, TlsConfig, DEFAULT_TIMEOUT};
+
+/// The path appended to `endpoint`.
+pub const PROFILES_PATH: &str = "/v1development/profiles";
+
+/// `exporters: otlp_http:` — OTLP over HTTP.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OtlpHttpExporterConfig {
+    /// Base URL, e.g. `https://collector:4318`; `/v1development/profiles`
+    /// is appended. Without a scheme, `http://` (or `https://` when TLS
+    /// options say so).
+    pub endpoint: String,
+    /// The full URL to POST to; overrides `endpoint`.
+    pub profiles_endpoint: Option<String>,
+    pub encoding: Encoding,
+    pub compression: Compression,
+    /// Sent with every request.
+    pub headers: BTreeMap<String, String>,
+    /// How long one attempt may take, connecting included.
+    pub timeout: Duration,
+    pub tls: TlsConfig,
+}
+
+impl Default for OtlpHttpExporterConfig {
+    fn default() -> Self {
+        Self {
+            endpoint: String::new(),
+            profiles_endpoint: None,
+            encoding: Encoding::default(),
+            compression: Compression::default(),
+            headers: BTreeMap::new(),
+            timeout: DEFAULT_TIMEOUT,
+            tls: TlsConfig::default(),
+        }
+    }
+}
+
+/// The body's encoding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Encoding {
+    /// `application/x-protobuf`.
+    #[default]
+    Proto,
+    /// `application/json`, OTLP/JSON.
+    Json,
+}

@@ -1,0 +1,241 @@
+//! The OTLP/HTTP exporter: `POST /v1development/profiles` with a protobuf
+//! or JSON body, gzip or zstd, over HTTP/1.1 or HTTP/2 (TLS via rustls).
+//! Each export is one attempt, and its error says whether a retry may
+//! succeed.
+
+mod body;
+pub mod config;
+mod response;
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
+use reqwest::{Client, Url};
+
+use super::otlp::config::{Compression, TlsConfig};
+use super::otlp::tls::{split_scheme, uses_tls, TlsFiles};
+use super::otlp::{warn_partial_success, with_root_cause};
+use super::ExportError;
+use crate::pipeline::Batch;
+use config::{Encoding, OtlpHttpExporterConfig, PROFILES_PATH};
+
+/// How much of a reply's body is read.
+const MAX_REPLY_BYTES: usize = 1 << 20;
+
+/// Exports batches over HTTP. Safe to share between tasks.
+#[derive(Debug)]
+pub struct OtlpHttpExporter {
+    url: Url,
+    client: Client,
+    headers: HeaderMap,
+    encoding: Encoding,
+    compression: Compression,
+    timeout: Duration,
+}
+
+impl OtlpHttpExporter {
+    /// Checks the configuration and reads TLS files; does not connect.
+    pub fn new(config: &OtlpHttpExporterConfig) -> Result<Self, ExportError> {
+        let invalid =
+            |reason: String| ExportError::Permanent(format!("otlp_http exporter: {reason}"));
+        let (url, tls) = profiles_url(config).map_err(invalid)?;
+        let mut headers = custom_headers(config).map_err(invalid)?;
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static(body::content_type(config.encoding)),
+        );
+        if config.compression != Compression::None {
+            headers.insert(
+                CONTENT_ENCODING,
+                HeaderValue::from_static(config.compression.name()),
+            );
+        }
+        Ok(Self {
+            url,
+            client: client(config, tls).map_err(invalid)?,
+            headers,
+            encoding: config.encoding,
+            compression: config.compression,
+            timeout: config.timeout.0,
+        })
+    }
+
+    /// The URL profiles are POSTed to.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// One export attempt, limited by the configured timeout. A reply that
+    /// rejects some profiles is a success (they would be rejected again)
+    /// and is logged.
+    pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+        let body =
+            body::encode(&batch.request, self.encoding, self.compression).map_err(|reason| {
+                ExportError::Permanent(format!("cannot encode the batch: {reason}"))
+            })?;
+        let response = self
+            .client
+            .post(self.url.clone())
+            .headers(self.headers.clone())
+            .timeout(self.timeout)
+            .body(body)
+            .send()
+            .await
+            .map_err(|error| self.send_error(&error))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = read_reply(response)
+            .await
+            .map_err(|error| self.send_error(&error))?;
+        let endpoint = self.url.as_str();
+        if let Some(partial) = response::outcome(endpoint, status, &headers, &body)? {
+            warn_partial_success(endpoint, &partial);
+        }
+        Ok(())
+    }
+
+    fn send_error(&self, error: &reqwest::Error) -> ExportError {
+        let url = &self.url;
+        // reqwest's own text repeats the URL and hides the cause.
+        let cause = with_root_cause(String::new(), error);
+        let cause = match cause.strip_prefix(": ") {
+            Some(root) => root.to_owned(),
+            None => error.to_string(),
+        };
+        if error.is_timeout() {
+            ExportError::retryable(format!("{url}: no reply within {:?}", self.timeout))
+        } else if error.is_builder() {
+            ExportError::Permanent(format!("{url}: {cause}"))
+        } else if error.is_connect() {
+            ExportError::retryable(format!("{url}: not reachable: {cause}"))
+        } else {
+            ExportError::retryable(format!("{url}: {cause}"))
+        }
+    }
+}
+
+/// The start of a reply's body: enough for a partial success or an error
+/// message, and no more, whatever the server sends.
+async fn read_reply(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = MAX_REPLY_BYTES.saturating_sub(body.len());
+        body.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        if body.len() >= MAX_REPLY_BYTES {
+            break;
+        }
+    }
+    Ok(body)
+}
+
+/// An error and its innermost cause.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    with_root_cause(error.to_string(), error)
+}
+
+/// The URL to POST to, and whether it uses TLS.
+fn profiles_url(config: &OtlpHttpExporterConfig) -> Result<(Url, bool), String> {
+    let (given, append_path) = match &config.profiles_endpoint {
+        Some(full) => (full.as_str(), false),
+        None => (config.endpoint.as_str(), true),
+    };
+    if given.trim().is_empty() {
+        return Err("set endpoint (or profiles_endpoint)".to_owned());
+    }
+    let (scheme, rest) = split_scheme(given)?;
+    let tls = uses_tls(scheme, &config.tls)?;
+    let mut text = format!("{}://{rest}", if tls { "https" } else { "http" });
+    if append_path {
+        text = format!("{}{PROFILES_PATH}", text.trim_end_matches('/'));
+    }
+    let url = Url::parse(&text).map_err(|error| format!("{given:?} is not a URL: {error}"))?;
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{given:?} has no host"));
+    }
+    Ok((url, tls))
+}
+
+fn custom_headers(config: &OtlpHttpExporterConfig) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &config.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("headers: {name:?} is not a valid header name"))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| format!("headers: the value of {name:?} is not a valid header value"))?;
+        // Kept out of Debug output: headers often carry credentials.
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+fn client(config: &OtlpHttpExporterConfig, tls: bool) -> Result<Client, String> {
+    let mut builder = Client::builder()
+        .connect_timeout(config.timeout.0)
+        .user_agent(concat!("profbridge/", env!("CARGO_PKG_VERSION")));
+    if tls {
+        builder = with_tls(builder.https_only(true), &config.tls)?;
+    }
+    builder
+        .build()
+        .map_err(|error| format!("cannot build the HTTP client: {}", error_chain(&error)))
+}
+
+fn with_tls(
+    mut builder: reqwest::ClientBuilder,
+    config: &TlsConfig,
+) -> Result<reqwest::ClientBuilder, String> {
+    let files = TlsFiles::read(config)?;
+    if let Some(ca) = files.ca {
+        let certificates = reqwest::Certificate::from_pem_bundle(&ca)
+            .map_err(|error| format!("tls.ca_file: {}", error_chain(&error)))?;
+        builder = builder.tls_built_in_root_certs(false);
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    if let Some((mut pem, key)) = files.identity {
+        pem.push(b'\n');
+        pem.extend_from_slice(&key);
+        let identity = reqwest::Identity::from_pem(&pem)
+            .map_err(|error| format!("tls.cert_file/key_file: {}", error_chain(&error)))?;
+        builder = builder.identity(identity);
+    }
+    Ok(builder.danger_accept_invalid_certs(config.insecure_skip_verify))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url_of(endpoint: &str, profiles_endpoint: Option<&str>) -> Result<String, String> {
+        let config = OtlpHttpExporterConfig {
+            endpoint: endpoint.to_owned(),
+            profiles_endpoint: profiles_endpoint.map(str::to_owned),
+            ..OtlpHttpExporterConfig::default()
+        };
+        profiles_url(&config).map(|(url, _)| url.to_string())
+    }
+
+    #[test]
+    fn urls_get_the_profiles_path_unless_given_in_full() {
+        assert_eq!(
+            url_of("http://collector:4318", None).unwrap(),
+            "http://collector:4318/v1development/profiles"
+        );
+        assert_eq!(
+            url_of("https://example.com/otlp/", None).unwrap(),
+            "https://example.com/otlp/v1development/profiles"
+        );
+        assert_eq!(
+            url_of("127.0.0.1:4318", None).unwrap(),
+            "http://127.0.0.1:4318/v1development/profiles"
+        );
+        assert_eq!(
+            url_of("", Some("http://a:1/custom")).unwrap(),
+            "http://a:1/custom"
+        );
+        assert!(url_of("", None).is_err());
+        assert!(url_of("http://", None).is_err());
+    }
+}

@@ -1,0 +1,69 @@
+//! Delivering one batch: export, and retry retryable failures with
+//! exponential backoff (or the wait the destination asked for) within a
+//! number of retries and a time budget.
+
+use std::time::{Duration, Instant};
+
+use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
+use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
+use profbridge_collector::exporters::ExportError;
+use profbridge_collector::pipeline::Batch;
+
+/// The first wait between attempts; each next one doubles, up to the cap.
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+pub enum Destination {
+    Grpc(Box<OtlpGrpcExporter>),
+    Http(Box<OtlpHttpExporter>),
+}
+
+impl Destination {
+    async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+        match self {
+            Self::Grpc(exporter) => exporter.export(batch).await,
+            Self::Http(exporter) => exporter.export(batch).await,
+        }
+    }
+}
+
+/// When to stop retrying.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryLimits {
+    pub retries: u32,
+    pub max_elapsed: Duration,
+}
+
+/// Sends `batch`, retrying; the error says why it was not delivered.
+pub async fn deliver(
+    destination: &Destination,
+    batch: &Batch,
+    limits: RetryLimits,
+) -> Result<(), String> {
+    let started = Instant::now();
+    let mut backoff = FIRST_BACKOFF;
+    let mut attempts: u32 = 0;
+    loop {
+        attempts = attempts.saturating_add(1);
+        let error = match destination.export(batch).await {
+            Ok(()) => return Ok(()),
+            Err(ExportError::Permanent(reason)) => return Err(reason),
+            Err(error) => error,
+        };
+        let wait = match &error {
+            ExportError::Retryable {
+                retry_after: Some(after),
+                ..
+            } => *after,
+            _ => backoff,
+        };
+        let out_of_time = started.elapsed().saturating_add(wait) > limits.max_elapsed;
+        if attempts > limits.retries || out_of_time {
+            let tries = if attempts == 1 { "try" } else { "tries" };
+            return Err(format!("{error}; gave up after {attempts} {tries}"));
+        }
+        tracing::debug!(%error, ?wait, "retrying");
+        tokio::time::sleep(wait).await;
+        backoff = backoff.saturating_mul(2).min(MAX_BACKOFF);
+    }
+}
