@@ -9,18 +9,17 @@ use std::time::Duration;
 
 use thiserror::Error;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 
 use crate::config::{Config, ExporterConfig, ReceiverConfig};
 use crate::exporters::debug::DebugExporter;
 use crate::exporters::file::config::FileFormat;
 use crate::exporters::file::FileExporter;
+use crate::exporters::helper::{ExporterHelperConfig, QueuedExporter};
 use crate::pipeline::{Exporter, Pipeline, PipelineHandle};
 use crate::receivers::otlp::{grpc, http};
 use crate::telemetry::instruments::{register_process, register_queue};
-use crate::telemetry::{
-    server as telemetry_server, PipelineMetrics, Readiness, ReceiverMetrics, Registry,
-};
+use crate::telemetry::{server as telemetry_server, Readiness, ReceiverMetrics, Registry};
 
 #[derive(Debug, Error)]
 pub enum StartError {
@@ -57,6 +56,8 @@ pub struct Running {
     stop: watch::Sender<bool>,
     servers: Vec<JoinHandle<()>>,
     pipelines: Vec<Pipeline>,
+    /// Each exporter once, however many pipelines use it.
+    exporters: Vec<Arc<QueuedExporter>>,
     telemetry: Telemetry,
 }
 
@@ -83,8 +84,6 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                 })?,
         )
     };
-    let mut exporters: BTreeMap<String, Arc<Exporter>> = BTreeMap::new();
-    let mut writing = Vec::new();
     let used = |name: &str| {
         config
             .service
@@ -92,38 +91,21 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             .iter()
             .any(|(_, pipeline)| pipeline.exporters.iter().any(|id| id.to_string() == name))
     };
-    for (id, exporter) in &config.exporters {
+    let mut exporters: BTreeMap<String, Arc<QueuedExporter>> = BTreeMap::new();
+    let mut writing = Vec::new();
+    for (id, exporter_config) in &config.exporters {
         let name = id.to_string();
         if !used(&name) {
             continue;
         }
-        let built = match exporter {
-            ExporterConfig::File(file) => {
-                let format = match file.format {
-                    FileFormat::Pprof => "pprof",
-                    FileFormat::Otlp => "OTLP protobuf",
-                    FileFormat::OtlpJson => "OTLP JSON",
-                };
-                writing.push(format!(
-                    "{name} exporter writing {format} files under {}",
-                    file.path
-                ));
-                let exporter = FileExporter::new(file).map_err(|e| StartError::Exporter {
-                    id: name.clone(),
-                    reason: e.to_string(),
-                })?;
-                Exporter::File {
-                    name: name.clone(),
-                    exporter,
-                }
-            }
-            ExporterConfig::Debug(debug) => Exporter::Debug {
-                name: name.clone(),
-                exporter: DebugExporter::new(debug),
-            },
-            ExporterConfig::Nop => Exporter::Nop { name: name.clone() },
-        };
-        exporters.insert(name, Arc::new(built));
+        let exporter = Arc::new(build_exporter(&name, exporter_config, &mut writing)?);
+        let queued = QueuedExporter::start(exporter, &helper_config(exporter_config), &registry)
+            .await
+            .map_err(|error| StartError::Exporter {
+                id: name.clone(),
+                reason: error.to_string(),
+            })?;
+        exporters.insert(name, queued);
     }
 
     let mut pipelines = Vec::new();
@@ -134,15 +116,8 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             .iter()
             .filter_map(|id| exporters.get(&id.to_string()).cloned())
             .collect::<Vec<_>>();
-        let metrics = PipelineMetrics::new(&registry, members.iter().map(|e| e.name()));
         let queue_bytes = usize::try_from(pipeline.queue.max_bytes.0).unwrap_or(usize::MAX);
-        let running = Pipeline::start(
-            name,
-            members,
-            queue_bytes,
-            pipeline.queue.max_requests,
-            metrics,
-        );
+        let running = Pipeline::start(name, members, queue_bytes, pipeline.queue.max_requests);
         register_queue(&registry, name, Arc::clone(running.handle().budget()));
         for receiver in &pipeline.receivers {
             handles_by_receiver
@@ -216,8 +191,51 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         stop,
         servers,
         pipelines,
+        exporters: exporters.into_values().collect(),
         telemetry,
     })
+}
+
+/// The exporter an exporter configuration describes; `writing` gets a
+/// line for the start-up message when it writes somewhere.
+fn build_exporter(
+    name: &str,
+    config: &ExporterConfig,
+    writing: &mut Vec<String>,
+) -> Result<Exporter, StartError> {
+    let name = name.to_owned();
+    Ok(match config {
+        ExporterConfig::File(file) => {
+            let format = match file.format {
+                FileFormat::Pprof => "pprof",
+                FileFormat::Otlp => "OTLP protobuf",
+                FileFormat::OtlpJson => "OTLP JSON",
+            };
+            writing.push(format!(
+                "{name} exporter writing {format} files under {}",
+                file.path
+            ));
+            let exporter = FileExporter::new(file).map_err(|e| StartError::Exporter {
+                id: name.clone(),
+                reason: e.to_string(),
+            })?;
+            Exporter::File { name, exporter }
+        }
+        ExporterConfig::Debug(debug) => Exporter::Debug {
+            name,
+            exporter: DebugExporter::new(debug),
+        },
+        ExporterConfig::Nop => Exporter::Nop { name },
+    })
+}
+
+/// The sending queue, retries, timeout and dead letters of an exporter.
+fn helper_config(config: &ExporterConfig) -> ExporterHelperConfig {
+    match config {
+        ExporterConfig::File(file) => file.helper(),
+        ExporterConfig::Debug(debug) => debug.helper(),
+        ExporterConfig::Nop => ExporterHelperConfig::default(),
+    }
 }
 
 /// Starts the telemetry endpoint, if configured, and reports ready: the
@@ -264,6 +282,14 @@ async fn bind(id: &str, endpoint: &str) -> Result<tokio::net::TcpListener, Start
         })
 }
 
+async fn all_true(mut tasks: JoinSet<bool>) -> bool {
+    let mut all = true;
+    while let Some(result) = tasks.join_next().await {
+        all &= result.unwrap_or(false);
+    }
+    all
+}
+
 async fn wait_for(mut stopped: watch::Receiver<bool>) {
     while !*stopped.borrow() {
         if stopped.changed().await.is_err() {
@@ -273,16 +299,20 @@ async fn wait_for(mut stopped: watch::Receiver<bool>) {
 }
 
 impl Running {
-    /// Stops accepting, then drains every pipeline within `timeout`.
-    /// Returns whether everything accepted was exported.
+    /// Stops accepting, then drains every pipeline, then every exporter's
+    /// queue, all within `timeout`. Returns whether everything accepted
+    /// was exported.
     pub async fn shutdown(self, timeout: Duration) -> bool {
         let Self {
             stop,
             servers,
             pipelines,
+            exporters,
             telemetry,
             ..
         } = self;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let remaining = || deadline.saturating_duration_since(tokio::time::Instant::now());
         telemetry.readiness.set_shutting_down();
         let _ = stop.send(true);
         // Servers finish the requests in flight; idle client connections
@@ -296,9 +326,20 @@ impl Running {
             }
         }
         let mut drained = true;
+        // Pipelines first, all at once: an exporter that blocks when full
+        // still has its consumers making room. Then every exporter at
+        // once, so that a stuck one does not use up the others' time.
+        let mut closing = JoinSet::new();
         for pipeline in pipelines {
-            drained &= pipeline.shutdown(timeout).await;
+            closing.spawn(pipeline.shutdown(remaining()));
         }
+        drained &= all_true(closing).await;
+        let mut closing = JoinSet::new();
+        for exporter in exporters {
+            let timeout = remaining();
+            closing.spawn(async move { exporter.shutdown(timeout).await });
+        }
+        drained &= all_true(closing).await;
         let _ = telemetry.stop.send(true);
         if let Some(mut server) = telemetry.server {
             if tokio::time::timeout(RECEIVER_GRACE.min(timeout), &mut server)

@@ -330,7 +330,7 @@ fn env_overrides_are_checked_like_the_file() {
     assert_eq!(
         errors.to_string(),
         "PROFBRIDGE__EXPORTERS__FILE__PATH__DIR: exporters.file.path holds a value, not a section, so it has no key \"dir\"\n\
-         exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention"
+         exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention, sending_queue, retry_on_failure, timeout, dead_letter"
     );
 }
 
@@ -338,7 +338,7 @@ fn env_overrides_are_checked_like_the_file() {
 fn unknown_keys_are_reported_with_their_full_path() {
     assert_eq!(
         problems(&with_exporters("    pathh: /data")),
-        ["exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention"]
+        ["exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention, sending_queue, retry_on_failure, timeout, dead_letter"]
     );
     assert_eq!(
         problems(&with_exporters("    retention:\n      max_agee: 1h")),
@@ -625,7 +625,7 @@ service:
         errors.to_string(),
         "service.telemetry.logs.level: environment variable LOG_LEVEL is not set; set it or give a default: ${env:LOG_LEVEL:-default}
 receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp
-exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention
+exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention, sending_queue, retry_on_failure, timeout, dead_letter
 exporters.file/old.retention.max_age: \"soon\" is not a duration (like 5s, 250ms, 1m30s)
 service.pipelines.traces: a pipeline's key is profiles or profiles/NAME (profbridge carries profiles only)
 service.pipelines.profiles.exporters: \"file/2\" is not defined under exporters

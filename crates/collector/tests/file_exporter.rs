@@ -743,6 +743,7 @@ fn debug_summary_grows_with_verbosity() {
 
     let exporter = DebugExporter::new(&DebugExporterConfig {
         verbosity: Verbosity::Detailed,
+        ..DebugExporterConfig::default()
     });
     exporter.export(&batch).unwrap();
 }

@@ -2,6 +2,9 @@
 
 pub mod debug;
 pub mod file;
+pub mod helper;
+pub mod otlp;
+pub mod otlp_http;
 
 use std::time::Duration;
 

@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use tokio::sync::{mpsc, oneshot};
+
 use crate::exporters::debug::DebugExporter;
 use crate::exporters::file::FileExporter;
 use crate::exporters::ExportError;
@@ -19,12 +21,38 @@ pub enum Exporter {
     },
     /// Accepts and discards: for benchmarks and tests.
     Nop { name: String },
+    /// Hands each batch to a test, which answers how the export went.
+    #[doc(hidden)]
+    Channel {
+        name: String,
+        sender: mpsc::UnboundedSender<ChannelExport>,
+    },
+}
+
+/// One export of an [`Exporter::Channel`]: the batch, and where the test
+/// sends the result (dropping it fails the export, retryably).
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ChannelExport {
+    pub batch: Arc<Batch>,
+    pub reply: oneshot::Sender<Result<(), ExportError>>,
 }
 
 impl Exporter {
+    /// An [`Exporter::Channel`] and the receiving end of its exports.
+    #[doc(hidden)]
+    pub fn channel(name: &str) -> (Self, mpsc::UnboundedReceiver<ChannelExport>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let name = name.to_owned();
+        (Self::Channel { name, sender }, receiver)
+    }
+
     pub fn name(&self) -> &str {
         match self {
-            Self::File { name, .. } | Self::Debug { name, .. } | Self::Nop { name } => name,
+            Self::File { name, .. }
+            | Self::Debug { name, .. }
+            | Self::Nop { name }
+            | Self::Channel { name, .. } => name,
         }
     }
 
@@ -32,6 +60,19 @@ impl Exporter {
     pub async fn export(self: &Arc<Self>, batch: &Arc<Batch>) -> Result<(), ExportError> {
         match &**self {
             Self::Nop { .. } => Ok(()),
+            Self::Channel { sender, .. } => {
+                let (reply, answer) = oneshot::channel();
+                let export = ChannelExport {
+                    batch: Arc::clone(batch),
+                    reply,
+                };
+                if sender.send(export).is_err() {
+                    return Err(ExportError::retryable("the test stopped listening"));
+                }
+                answer
+                    .await
+                    .unwrap_or_else(|_| Err(ExportError::retryable("the test dropped the export")))
+            }
             Self::File { .. } | Self::Debug { .. } => {
                 let (exporter, batch) = (Arc::clone(self), Arc::clone(batch));
                 tokio::task::spawn_blocking(move || exporter.export_blocking(&batch))
@@ -48,7 +89,7 @@ impl Exporter {
         match self {
             Self::File { exporter, .. } => exporter.export(batch).map(|_| ()),
             Self::Debug { exporter, .. } => exporter.export(batch),
-            Self::Nop { .. } => Ok(()),
+            Self::Nop { .. } | Self::Channel { .. } => Ok(()),
         }
     }
 }

@@ -1,7 +1,10 @@
-//! Pipelines: a bounded, byte-budgeted queue from receivers to exporters.
-//! Receivers submit without waiting; a full pipeline refuses, and the
-//! receiver answers with a retryable status. Everything accepted is
-//! exported before shutdown completes.
+//! Pipelines: a bounded, byte-budgeted queue from receivers to the
+//! exporters' sending queues. Receivers submit without waiting; a full
+//! pipeline refuses, and the receiver answers with a retryable status.
+//! One task drains the queue, offering each batch to every exporter's
+//! [`QueuedExporter`], so a slow exporter only fills its own queue (unless
+//! it is configured to block). A batch keeps its share of the pipeline's
+//! budget until every exporter that holds it in memory is done with it.
 
 mod batch;
 mod budget;
@@ -12,15 +15,17 @@ mod memory;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 pub use batch::Batch;
 pub use budget::{ByteBudget, Reservation};
+#[doc(hidden)]
+pub use exporter::ChannelExport;
 pub use exporter::Exporter;
 pub use memory::memory_estimate;
 
-use crate::telemetry::PipelineMetrics;
+use crate::exporters::helper::QueuedExporter;
 
 /// Default bytes a pipeline may hold, queued or being exported.
 pub const DEFAULT_QUEUE_BYTES: usize = 256 << 20;
@@ -38,7 +43,26 @@ pub enum Refused {
 
 struct Queued {
     batch: Arc<Batch>,
-    _reservation: Reservation,
+    reservation: Reservation,
+    confirm: Option<oneshot::Sender<bool>>,
+}
+
+/// Says when a batch submitted with [`PipelineHandle::try_submit_confirmed`]
+/// has been offered to every exporter of the pipeline: for persistent
+/// queues, that it is on disk.
+#[derive(Debug)]
+pub struct Confirmation(oneshot::Receiver<bool>);
+
+impl Confirmation {
+    /// Whether every exporter took the batch into its queue.
+    pub async fn queued(self) -> bool {
+        self.0.await.unwrap_or(false)
+    }
+
+    /// [`Self::queued`] for blocking code; must not run on an async worker.
+    pub fn blocking_queued(self) -> bool {
+        self.0.blocking_recv().unwrap_or(false)
+    }
 }
 
 /// The sending side, held by receivers.
@@ -52,13 +76,30 @@ pub struct PipelineHandle {
 impl PipelineHandle {
     /// Queues `batch` without waiting, or says why not.
     pub fn try_submit(&self, batch: Arc<Batch>) -> Result<(), Refused> {
+        self.submit(batch, None)
+    }
+
+    /// [`Self::try_submit`], and a [`Confirmation`] of when the exporters'
+    /// queues have it.
+    pub fn try_submit_confirmed(&self, batch: Arc<Batch>) -> Result<Confirmation, Refused> {
+        let (confirm, confirmation) = oneshot::channel();
+        self.submit(batch, Some(confirm))
+            .map(|()| Confirmation(confirmation))
+    }
+
+    fn submit(
+        &self,
+        batch: Arc<Batch>,
+        confirm: Option<oneshot::Sender<bool>>,
+    ) -> Result<(), Refused> {
         let reservation = self
             .budget
             .try_reserve(batch.memory_size)
             .ok_or(Refused::Full)?;
         let queued = Queued {
             batch,
-            _reservation: reservation,
+            reservation,
+            confirm,
         };
         self.sender.try_send(queued).map_err(|error| match error {
             mpsc::error::TrySendError::Full(_) => Refused::Full,
@@ -80,14 +121,13 @@ pub struct Pipeline {
 impl Pipeline {
     pub fn start(
         name: &str,
-        exporters: Vec<Arc<Exporter>>,
+        exporters: Vec<Arc<QueuedExporter>>,
         queue_bytes: usize,
         queue_requests: usize,
-        metrics: PipelineMetrics,
     ) -> Self {
         let (sender, receiver) = mpsc::channel(queue_requests.max(1));
         let name: Arc<str> = Arc::from(name);
-        let worker = tokio::spawn(drain(Arc::clone(&name), receiver, exporters, metrics));
+        let worker = tokio::spawn(drain(receiver, exporters));
         Self {
             handle: PipelineHandle {
                 name,
@@ -103,7 +143,9 @@ impl Pipeline {
     }
 
     /// Stops taking batches (once every handle is dropped) and waits up to
-    /// `timeout` for the queue to drain. Returns whether it drained.
+    /// `timeout` for every queued batch to be offered to the exporters.
+    /// Returns whether it drained. The exporters' queues drain separately
+    /// ([`QueuedExporter::shutdown`]).
     pub async fn shutdown(self, timeout: Duration) -> bool {
         let Self { handle, worker } = self;
         drop(handle);
@@ -111,29 +153,25 @@ impl Pipeline {
     }
 }
 
-/// Exports each batch to every exporter of the pipeline, concurrently.
-async fn drain(
-    name: Arc<str>,
-    mut receiver: mpsc::Receiver<Queued>,
-    exporters: Vec<Arc<Exporter>>,
-    metrics: PipelineMetrics,
-) {
-    while let Some(queued) = receiver.recv().await {
-        let profiles = queued.batch.profile_count();
-        let exports = exporters.iter().map(|exporter| {
-            let exporter = Arc::clone(exporter);
-            let batch = Arc::clone(&queued.batch);
-            tokio::spawn(async move { (exporter.name().to_owned(), exporter.export(&batch).await) })
-        });
-        for export in exports.collect::<Vec<_>>() {
-            match export.await {
-                Ok((exporter, Ok(()))) => metrics.exported(&exporter, profiles, true),
-                Ok((exporter, Err(error))) => {
-                    metrics.exported(&exporter, profiles, false);
-                    tracing::error!(pipeline = %name, exporter = %exporter, %error, "export failed");
-                }
-                Err(error) => tracing::error!(pipeline = %name, %error, "export task failed"),
-            }
+/// Offers each batch to every exporter of the pipeline. An offer waits
+/// only for an exporter whose queue blocks when full, or has no queue.
+async fn drain(mut receiver: mpsc::Receiver<Queued>, exporters: Vec<Arc<QueuedExporter>>) {
+    while let Some(Queued {
+        batch,
+        reservation,
+        confirm,
+    }) = receiver.recv().await
+    {
+        let hold = Arc::new(reservation);
+        let mut all_queued = true;
+        for exporter in &exporters {
+            let offered = exporter
+                .offer_holding(Arc::clone(&batch), Arc::clone(&hold))
+                .await;
+            all_queued &= offered.is_ok();
+        }
+        if let Some(confirm) = confirm {
+            let _ = confirm.send(all_queued);
         }
     }
 }

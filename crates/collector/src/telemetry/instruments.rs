@@ -1,7 +1,6 @@
 //! The collector's own metrics, named after the OpenTelemetry Collector's
 //! `otelcol_*` metrics under the prefix `profbridge_`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -88,6 +87,7 @@ impl ReceiverMetrics {
 pub struct ExporterMetrics {
     sent_profiles: Counter,
     send_failed_profiles: Counter,
+    enqueue_failed_profiles: Counter,
 }
 
 impl ExporterMetrics {
@@ -104,6 +104,11 @@ impl ExporterMetrics {
                 "Profiles an exporter failed to write or send.",
                 label(),
             ),
+            enqueue_failed_profiles: registry.counter(
+                "profbridge_exporter_enqueue_failed_profiles_total",
+                "Profiles an exporter's sending queue could not take.",
+                label(),
+            ),
         }
     }
 
@@ -114,29 +119,52 @@ impl ExporterMetrics {
             self.send_failed_profiles.add_count(profiles);
         }
     }
-}
 
-/// What a pipeline's worker counts: the exporters it feeds, by name.
-#[derive(Debug, Clone, Default)]
-pub struct PipelineMetrics {
-    exporters: BTreeMap<String, ExporterMetrics>,
-}
-
-impl PipelineMetrics {
-    pub fn new<'a>(registry: &Registry, exporters: impl IntoIterator<Item = &'a str>) -> Self {
-        Self {
-            exporters: exporters
-                .into_iter()
-                .map(|name| (name.to_owned(), ExporterMetrics::new(registry, name)))
-                .collect(),
-        }
+    pub fn enqueue_failed(&self, profiles: usize) {
+        self.enqueue_failed_profiles.add_count(profiles);
     }
+}
 
-    /// Counts one batch of `profiles` handed to `exporter`.
-    pub fn exported(&self, exporter: &str, profiles: usize, succeeded: bool) {
-        if let Some(metrics) = self.exporters.get(exporter) {
-            metrics.exported(profiles, succeeded);
-        }
+/// What an exporter's sending queue holds and may hold, read at scrape
+/// time.
+pub trait QueueLevel: Send + Sync {
+    fn requests(&self) -> usize;
+    fn bytes(&self) -> u64;
+    fn capacity_requests(&self) -> usize;
+    fn capacity_bytes(&self) -> u64;
+}
+
+/// A gauge's name, help and how it reads a queue.
+type QueueGauge = (&'static str, &'static str, fn(&dyn QueueLevel) -> f64);
+
+/// Gauges over an exporter's sending queue.
+pub fn register_exporter_queue(registry: &Registry, exporter: &str, level: Arc<dyn QueueLevel>) {
+    let label = || labels(&[("exporter", exporter)]);
+    let gauges: [QueueGauge; 4] = [
+        (
+            "profbridge_exporter_queue_size",
+            "Requests an exporter's sending queue holds, waiting or being exported.",
+            |level| level.requests() as f64,
+        ),
+        (
+            "profbridge_exporter_queue_capacity",
+            "Requests an exporter's sending queue may hold.",
+            |level| level.capacity_requests() as f64,
+        ),
+        (
+            "profbridge_exporter_queue_size_bytes",
+            "Bytes an exporter's sending queue holds: decoded in memory, as stored on disk.",
+            |level| level.bytes() as f64,
+        ),
+        (
+            "profbridge_exporter_queue_capacity_bytes",
+            "Bytes an exporter's sending queue may hold.",
+            |level| level.capacity_bytes() as f64,
+        ),
+    ];
+    for (name, help, read) in gauges {
+        let level = Arc::clone(&level);
+        registry.gauge_fn(name, help, label(), move || read(level.as_ref()));
     }
 }
 

@@ -7,6 +7,6 @@ pub mod metrics;
 pub mod process;
 pub mod server;
 
-pub use instruments::{ExporterMetrics, PipelineMetrics, ReceiverMetrics, RefusedReason};
+pub use instruments::{ExporterMetrics, QueueLevel, ReceiverMetrics, RefusedReason};
 pub use metrics::{Counter, Registry};
 pub use server::Readiness;

@@ -1,6 +1,9 @@
 use serde::Deserialize;
 
 use crate::config::units::Duration;
+use crate::exporters::helper::config::{
+    ExporterHelperConfig, RetryConfig, SendingQueueConfig, DEFAULT_TIMEOUT,
+};
 
 /// What the file exporter writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -27,6 +30,12 @@ pub struct FileExporterConfig {
     /// fsync each file before renaming it into place.
     pub fsync: bool,
     pub retention: Retention,
+    pub sending_queue: SendingQueueConfig,
+    pub retry_on_failure: RetryConfig,
+    /// How long one write may take; 0 means no limit.
+    pub timeout: Duration,
+    /// Where requests that cannot be written are kept.
+    pub dead_letter: Option<String>,
 }
 
 impl Default for FileExporterConfig {
@@ -37,6 +46,21 @@ impl Default for FileExporterConfig {
             path_template: None,
             fsync: false,
             retention: Retention::default(),
+            sending_queue: SendingQueueConfig::default(),
+            retry_on_failure: RetryConfig::default(),
+            timeout: DEFAULT_TIMEOUT,
+            dead_letter: None,
+        }
+    }
+}
+
+impl FileExporterConfig {
+    pub fn helper(&self) -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            sending_queue: self.sending_queue.clone(),
+            retry_on_failure: self.retry_on_failure.clone(),
+            timeout: self.timeout,
+            dead_letter: self.dead_letter.clone(),
         }
     }
 }
