@@ -13,8 +13,9 @@
 # checks errors = 0, and, from the collector's /metrics once its queue has
 # drained, that every accepted profile was written (none dropped after OK).
 #
-# Usage: scripts/bench-collector.sh [SECONDS] [CONNECTIONS] [STACKS] [QUEUE]
-#   (defaults 15 s, 4 connections, ebpf_like_request of 2000 stacks, 64MiB)
+# Usage: scripts/bench-collector.sh [SECONDS] [CONNECTIONS] [STACKS] [QUEUE] [SHAPE]
+#   (defaults 15 s, 4 connections, generated requests of 2000 stacks, 64MiB,
+#   SHAPE tree: stacks from a call tree; random: frames drawn at random)
 # Needs: cargo, curl.
 set -euo pipefail
 
@@ -23,6 +24,7 @@ seconds=${1:-15}
 connections=${2:-4}
 stacks=${3:-2000}
 queue=${4:-64MiB}
+shape=${5:-tree}
 
 work=$(mktemp -d)
 pids=()
@@ -121,7 +123,7 @@ load() {
   local address=$1 line
   shift
   line=$("$loadgen" --endpoint "http://$address" --connections "$connections" \
-    --duration "$seconds" --stacks "$stacks" "$@")
+    --duration "$seconds" --stacks "$stacks" --shape "$shape" "$@")
   local requests ok refused errors
   requests=$(field requests <<<"$line"); ok=$(field ok <<<"$line")
   refused=$(field refused_retryable <<<"$line"); errors=$(field errors <<<"$line")
@@ -141,7 +143,7 @@ row() {
     'BEGIN { printf "%-34s %8.1f %8.1f %9.1f %8.1f %8.1f %7d %8d %6d\n", l, r, o, mb, p50, p99, ok, ref, err }'
 }
 
-echo "load: $connections connections, ${seconds} s, ebpf_like_request($stacks stacks)"
+echo "load: $connections connections, ${seconds} s, $shape-shaped requests of $stacks stacks"
 printf "%-34s %8s %8s %9s %8s %8s %7s %8s %6s\n" \
   "" "req/s" "ok req/s" "ok MB/s" "p50 ms" "p99 ms" "ok" "refused" "errors"
 

@@ -4,7 +4,8 @@
 //!
 //! Usage:
 //!   loadgen --endpoint http://127.0.0.1:PORT --connections N --duration SECS
-//!           [--rate REQ_PER_SEC] [--stacks K] [--pprof FILE] [--variants V]
+//!           [--rate REQ_PER_SEC] [--stacks K] [--shape tree|random]
+//!           [--pprof FILE] [--variants V]
 //!
 //! Each connection is one tonic channel (one HTTP/2 connection) with one
 //! request in flight. Without `--rate` each connection sends its next
@@ -12,8 +13,10 @@
 //! to that total rate (split evenly between the connections, never more
 //! than one in flight per connection, so a slow server lowers the rate).
 //!
-//! The requests are `profbridge_testkit::ebpf_like_request(K, seed)` for
-//! `V` seeds (default K = 2000, V = 4), or the pprof FILE converted with
+//! The requests are `profbridge_testkit::generated_request(SHAPE, K, seed)`
+//! for `V` seeds (default K = 2000, V = 4, SHAPE tree: stacks from a call
+//! tree, `profiler_like_request`; random is `ebpf_like_request`), or the
+//! pprof FILE converted with
 //! `pprof_to_otlp`. Each is encoded and gzipped (level 6, as tonic and the
 //! OpenTelemetry exporters do) once, before the clock starts, and sent as a
 //! ready-made gRPC frame, so that the client's own CPU use (which shares
@@ -38,6 +41,7 @@ use prost::Message;
 use tonic::client::GrpcService;
 use tonic::transport::{Channel, Endpoint};
 
+use profbridge_testkit::StackShape;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 
 #[global_allocator]
@@ -58,6 +62,7 @@ struct Args {
     duration: Duration,
     rate: Option<f64>,
     stacks: usize,
+    shape: StackShape,
     pprof: Option<String>,
     variants: u64,
 }
@@ -69,6 +74,7 @@ fn parse_args() -> Result<Args> {
         duration: Duration::from_secs(10),
         rate: None,
         stacks: 2000,
+        shape: StackShape::CallTree,
         pprof: None,
         variants: 4,
     };
@@ -81,6 +87,13 @@ fn parse_args() -> Result<Args> {
             "--duration" => args.duration = Duration::from_secs_f64(value()?.parse()?),
             "--rate" => args.rate = Some(value()?.parse()?),
             "--stacks" => args.stacks = value()?.parse()?,
+            "--shape" => {
+                args.shape = match value()?.as_str() {
+                    "tree" => StackShape::CallTree,
+                    "random" => StackShape::Random,
+                    other => return Err(format!("--shape {other:?}: use tree or random").into()),
+                }
+            }
             "--pprof" => args.pprof = Some(value()?),
             "--variants" => args.variants = value()?.parse()?,
             other => return Err(format!("unknown argument {other:?}").into()),
@@ -101,7 +114,7 @@ fn parse_args() -> Result<Args> {
 fn requests(args: &Args) -> Result<Vec<ExportProfilesServiceRequest>> {
     let Some(path) = &args.pprof else {
         return Ok((1..=args.variants)
-            .map(|seed| profbridge_testkit::ebpf_like_request(args.stacks, seed))
+            .map(|seed| profbridge_testkit::generated_request(args.shape, args.stacks, seed))
             .collect());
     };
     let data = std::fs::read(path)?;

@@ -35,20 +35,33 @@ pub struct ReceiverMetrics {
     accepted_samples: Counter,
     refused_invalid: Counter,
     refused_unavailable: Counter,
+    refused_requests_invalid: Counter,
+    refused_requests_unavailable: Counter,
 }
 
 impl ReceiverMetrics {
     pub fn new(registry: &Registry, receiver: &str, transport: &'static str) -> Self {
         let both = || labels(&[("receiver", receiver), ("transport", transport)]);
+        let by_reason = |reason: RefusedReason| {
+            labels(&[
+                ("receiver", receiver),
+                ("transport", transport),
+                ("reason", reason.as_str()),
+            ])
+        };
         let refused = |reason: RefusedReason| {
             registry.counter(
                 "profbridge_receiver_refused_profiles_total",
-                "Profiles a receiver could not push into the pipelines.",
-                labels(&[
-                    ("receiver", receiver),
-                    ("transport", transport),
-                    ("reason", reason.as_str()),
-                ]),
+                "Profiles a receiver could not push into the pipelines (when known: \
+                 requests refused before decoding count under refused_requests only).",
+                by_reason(reason),
+            )
+        };
+        let refused_requests = |reason: RefusedReason| {
+            registry.counter(
+                "profbridge_receiver_refused_requests_total",
+                "Requests a receiver answered with an error.",
+                by_reason(reason),
             )
         };
         Self {
@@ -66,6 +79,16 @@ impl ReceiverMetrics {
             ),
             refused_invalid: refused(RefusedReason::Invalid),
             refused_unavailable: refused(RefusedReason::Unavailable),
+            refused_requests_invalid: refused_requests(RefusedReason::Invalid),
+            refused_requests_unavailable: refused_requests(RefusedReason::Unavailable),
+        }
+    }
+
+    /// Counts one request answered with an error for `reason`.
+    pub fn refused_request(&self, reason: RefusedReason) {
+        match reason {
+            RefusedReason::Invalid => self.refused_requests_invalid.add(1),
+            RefusedReason::Unavailable => self.refused_requests_unavailable.add(1),
         }
     }
 

@@ -20,10 +20,10 @@ use profbridge_translate::otlp::{
 
 use super::config::GrpcConfig;
 use super::grpc_codec::RawRequestCodec;
-use super::intake::{intake, Outcome};
+use super::intake::{admit, intake, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
-use crate::telemetry::ReceiverMetrics;
+use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
 /// How long clients are told to wait before retrying a refused request.
 pub const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -89,9 +89,22 @@ impl UnaryService<Bytes> for ExportCall {
         Box::pin(async move {
             let bytes = request.into_inner();
             let outcome = tokio::task::spawn_blocking(move || {
-                let request = ExportProfilesServiceRequest::decode(bytes.as_ref())
-                    .map_err(|e| Status::invalid_argument(format!("protobuf: {e}")))?;
-                Ok::<_, Status>(intake(request, bytes.len(), &pipelines, &metrics))
+                let estimate = bytes.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE);
+                let Some(admission) = admit(&pipelines, estimate, &metrics) else {
+                    return Ok(Outcome::Unavailable);
+                };
+                let request =
+                    ExportProfilesServiceRequest::decode(bytes.as_ref()).map_err(|e| {
+                        metrics.refused_request(RefusedReason::Invalid);
+                        Status::invalid_argument(format!("protobuf: {e}"))
+                    })?;
+                Ok::<_, Status>(intake(
+                    request,
+                    bytes.len(),
+                    &pipelines,
+                    &metrics,
+                    admission,
+                ))
             })
             .await
             .map_err(|error| Status::internal(format!("intake failed: {error}")))??;

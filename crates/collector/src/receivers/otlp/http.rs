@@ -20,10 +20,10 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesSer
 
 use super::config::HttpConfig;
 use super::grpc::RETRY_AFTER;
-use super::intake::{intake, Outcome};
+use super::intake::{admit, intake, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
-use crate::telemetry::ReceiverMetrics;
+use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
 #[derive(Clone)]
 struct Receiver {
@@ -111,8 +111,16 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
     let metrics = receiver.metrics.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let raw = decompress(&content_encoding, bytes, max_body)?;
+        // JSON spends more bytes than protobuf on the same request.
+        let estimate = match encoding {
+            Encoding::Protobuf => raw.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE),
+            Encoding::Json => raw.len(),
+        };
+        let Some(admission) = admit(&pipelines, estimate, &metrics) else {
+            return Ok(Outcome::Unavailable);
+        };
         let request = decode(encoding, &raw)?;
-        Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines, &metrics))
+        Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines, &metrics, admission))
     })
     .await;
     match outcome {
@@ -153,6 +161,7 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
 
 /// Logs a request refused before its profiles could be counted.
 fn undecodable(receiver: &Receiver, detail: &str) {
+    receiver.metrics.refused_request(RefusedReason::Invalid);
     tracing::warn!(
         receiver = %receiver.metrics.receiver,
         transport = receiver.metrics.transport,

@@ -1,0 +1,163 @@
+//! Times each stage the collector runs per request, on one thread, for a
+//! generated request of STACKS stacks: gunzip, protobuf decode, validation,
+//! the memory estimate, OTLP → pprof, pprof encode, gzip, and dropping.
+//!
+//! Usage: stage_costs [STACKS=2000] [ROUNDS=50]
+//! Environment: RANDOM_SHAPE=1 for `ebpf_like_request` instead of
+//! `profiler_like_request`; ANALYZE=1 to print what the pprof's bytes are
+//! spent on; MEMCHECK=1 to measure the resident memory of decoded requests
+//! and conversions against `memory_estimate`; DUMP=FILE to write the pprof.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)] // A measuring tool.
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use profbridge_collector::pipeline::memory_estimate;
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use profbridge_translate::{otlp_to_pprof, validate_request, ToPprofOptions};
+use prost::Message;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let stacks = args.next().and_then(|a| a.parse().ok()).unwrap_or(2000);
+    let rounds: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(50);
+    let shape = if std::env::var_os("RANDOM_SHAPE").is_some() {
+        profbridge_testkit::StackShape::Random
+    } else {
+        profbridge_testkit::StackShape::CallTree
+    };
+    let encoded = profbridge_testkit::generated_request(shape, stacks, 1).encode_to_vec();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    gz.write_all(&encoded).unwrap();
+    let gzipped = gz.finish().unwrap();
+    if std::env::var_os("MEMCHECK").is_some() {
+        let rss = || {
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+            line.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+                / 1024.0
+        };
+        let before = rss();
+        let held: Vec<_> = (0..40)
+            .map(|_| ExportProfilesServiceRequest::decode(encoded.as_slice()).unwrap())
+            .collect();
+        let after = rss();
+        let estimate = memory_estimate(&held[0]) as f64 / 1048576.0;
+        println!(
+            "RSS per decoded request: {:.2} MiB; memory_estimate {:.2} MiB; encoded {:.2} MiB",
+            (after - before) / 40.0,
+            estimate,
+            encoded.len() as f64 / 1048576.0
+        );
+        let before = rss();
+        let converted: Vec<_> = held
+            .iter()
+            .take(10)
+            .map(|r| otlp_to_pprof(r, &ToPprofOptions::default()).unwrap())
+            .collect();
+        println!(
+            "RSS per pprof conversion: {:.2} MiB",
+            (rss() - before) / 10.0
+        );
+        drop(converted);
+        return;
+    }
+    let mut totals = [Duration::ZERO; 9];
+    let names = [
+        "gunzip",
+        "decode",
+        "validate",
+        "memory_estimate",
+        "to_pprof",
+        "pprof encode",
+        "gzip 1",
+        "drop pprof",
+        "drop request",
+    ];
+    let mut out_bytes = 0;
+    let mut raw_bytes = 0;
+    for _ in 0..rounds {
+        let mut t = Instant::now();
+        let mut lap = |i: usize, totals: &mut [Duration; 9]| {
+            let now = Instant::now();
+            totals[i] += now - t;
+            t = now;
+        };
+        let mut raw = Vec::with_capacity(encoded.len());
+        flate2::read::GzDecoder::new(gzipped.as_slice())
+            .read_to_end(&mut raw)
+            .unwrap();
+        lap(0, &mut totals);
+        let request = ExportProfilesServiceRequest::decode(raw.as_slice()).unwrap();
+        lap(1, &mut totals);
+        let validated = validate_request(&request).unwrap();
+        assert!(validated.invalid.is_empty());
+        lap(2, &mut totals);
+        std::hint::black_box(memory_estimate(&request));
+        lap(3, &mut totals);
+        let converted = otlp_to_pprof(&request, &ToPprofOptions::default()).unwrap();
+        lap(4, &mut totals);
+        if std::env::var_os("ANALYZE").is_some() {
+            for output in &converted.profiles {
+                let p = &output.profile;
+                let sample: usize = p.sample.iter().map(|s| s.encoded_len()).sum();
+                let locs: usize = p.sample.iter().map(|s| s.location_id.len()).sum();
+                let loc_bytes: usize = p
+                    .sample
+                    .iter()
+                    .map(|s| prost::encoding::uint64::encoded_len_packed(1, &s.location_id))
+                    .sum();
+                let label_bytes: usize = p
+                    .sample
+                    .iter()
+                    .map(|s| prost::encoding::message::encoded_len_repeated(3, &s.label))
+                    .sum();
+                let strings: usize = p.string_table.iter().map(|s| s.len() + 2).sum();
+                let location: usize = p.location.iter().map(|s| s.encoded_len()).sum();
+                let function: usize = p.function.iter().map(|s| s.encoded_len()).sum();
+                println!("samples {} ({} bytes; {} location ids, {} bytes; labels {} bytes) strings {} ({} bytes) locations {} ({} bytes) functions {} ({} bytes)",
+                    p.sample.len(), sample, locs, loc_bytes, label_bytes, p.string_table.len(), strings, p.location.len(), location, p.function.len(), function);
+            }
+            return;
+        }
+        let mut raws = Vec::new();
+        for output in &converted.profiles {
+            raws.push(output.profile.encode_to_vec());
+        }
+        lap(5, &mut totals);
+        if let Some(path) = std::env::var_os("DUMP") {
+            std::fs::write(path, &raws[0]).unwrap();
+        }
+        for raw in &raws {
+            raw_bytes += raw.len();
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(1));
+            gz.write_all(raw).unwrap();
+            out_bytes += gz.finish().unwrap().len();
+        }
+        lap(6, &mut totals);
+        drop(converted);
+        lap(7, &mut totals);
+        drop(request);
+        lap(8, &mut totals);
+    }
+    println!(
+        "ebpf_like_request({stacks}): {} bytes encoded, {} gzipped; pprof {} bytes, pprof.gz {} bytes",
+        raw_bytes / rounds as usize,
+        encoded.len(),
+        gzipped.len(),
+        out_bytes / rounds as usize
+    );
+    for (name, total) in names.iter().zip(totals) {
+        println!(
+            "{name:>20}: {:8.3} ms",
+            total.as_secs_f64() * 1e3 / f64::from(rounds)
+        );
+    }
+}
