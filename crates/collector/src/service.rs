@@ -11,12 +11,15 @@ use thiserror::Error;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::config::{Config, ExporterConfig, ReceiverConfig};
+use crate::config::{Config, ExporterConfig, ProcessorConfig, ReceiverConfig};
 use crate::exporters::debug::DebugExporter;
 use crate::exporters::file::config::FileFormat;
 use crate::exporters::file::FileExporter;
 use crate::exporters::helper::{ExporterHelperConfig, QueuedExporter};
-use crate::pipeline::{Exporter, Pipeline, PipelineHandle};
+use crate::exporters::otlp::OtlpGrpcExporter;
+use crate::exporters::otlp_http::OtlpHttpExporter;
+use crate::pipeline::{Exporter, Pipeline, PipelineHandle, Processor};
+use crate::processors::{Batcher, ResourceProcessor};
 use crate::receivers::otlp::{grpc, http};
 use crate::telemetry::instruments::{register_process, register_queue};
 use crate::telemetry::{server as telemetry_server, Readiness, ReceiverMetrics, Registry};
@@ -25,6 +28,8 @@ use crate::telemetry::{server as telemetry_server, Readiness, ReceiverMetrics, R
 pub enum StartError {
     #[error("exporter {id}: {reason}")]
     Exporter { id: String, reason: String },
+    #[error("processor {id}: {reason}")]
+    Processor { id: String, reason: String },
     #[error("telemetry: cannot listen on {address}: {source}")]
     Telemetry {
         address: String,
@@ -117,7 +122,19 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             .filter_map(|id| exporters.get(&id.to_string()).cloned())
             .collect::<Vec<_>>();
         let queue_bytes = usize::try_from(pipeline.queue.max_bytes.0).unwrap_or(usize::MAX);
-        let running = Pipeline::start(name, members, queue_bytes, pipeline.queue.max_requests);
+        let processors = pipeline
+            .processors
+            .iter()
+            .filter_map(|id| config.processors.iter().find(|(defined, _)| defined == id))
+            .map(|(id, processor)| build_processor(&id.to_string(), processor))
+            .collect::<Result<Vec<_>, _>>()?;
+        let running = Pipeline::start(
+            name,
+            processors,
+            members,
+            queue_bytes,
+            pipeline.queue.max_requests,
+        );
         register_queue(&registry, name, Arc::clone(running.handle().budget()));
         for receiver in &pipeline.receivers {
             handles_by_receiver
@@ -226,6 +243,41 @@ fn build_exporter(
             exporter: DebugExporter::new(debug),
         },
         ExporterConfig::Nop => Exporter::Nop { name },
+        ExporterConfig::Otlp(otlp) => {
+            let exporter = OtlpGrpcExporter::new(otlp).map_err(|e| StartError::Exporter {
+                id: name.clone(),
+                reason: e.to_string(),
+            })?;
+            writing.push(format!(
+                "{name} exporter sending OTLP over gRPC to {}",
+                exporter.endpoint()
+            ));
+            Exporter::OtlpGrpc { name, exporter }
+        }
+        ExporterConfig::OtlpHttp(http) => {
+            let exporter = OtlpHttpExporter::new(http).map_err(|e| StartError::Exporter {
+                id: name.clone(),
+                reason: e.to_string(),
+            })?;
+            writing.push(format!(
+                "{name} exporter sending OTLP over HTTP to {}",
+                exporter.url()
+            ));
+            Exporter::OtlpHttp { name, exporter }
+        }
+    })
+}
+
+fn build_processor(id: &str, config: &ProcessorConfig) -> Result<Processor, StartError> {
+    let problem = |reason: String| StartError::Processor {
+        id: id.to_owned(),
+        reason,
+    };
+    Ok(match config {
+        ProcessorConfig::Batch(batch) => Processor::Batch(Batcher::new(batch).map_err(problem)?),
+        ProcessorConfig::Resource(resource) => {
+            Processor::Resource(ResourceProcessor::new(resource).map_err(problem)?)
+        }
     })
 }
 
@@ -235,6 +287,8 @@ fn helper_config(config: &ExporterConfig) -> ExporterHelperConfig {
         ExporterConfig::File(file) => file.helper(),
         ExporterConfig::Debug(debug) => debug.helper(),
         ExporterConfig::Nop => ExporterHelperConfig::default(),
+        ExporterConfig::Otlp(otlp) => otlp.helper(),
+        ExporterConfig::OtlpHttp(http) => http.helper(),
     }
 }
 

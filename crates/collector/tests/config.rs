@@ -379,15 +379,15 @@ fn unknown_component_types_list_the_known_ones() {
         problems(&yaml),
         ["receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp"]
     );
-    let yaml = format!("processors:\n  batch:\n{}", with_exporters(""));
+    let yaml = format!("processors:\n  filter:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["processors.batch: unknown processor type \"batch\"; known: none yet"]
+        ["processors.filter: unknown processor type \"filter\"; known: batch, resource"]
     );
     let yaml = with_exporters("  kafka/out:\n    brokers: [a]");
     assert_eq!(
         problems(&yaml),
-        ["exporters.kafka/out: unknown exporter type \"kafka\"; known: file, debug, nop"]
+        ["exporters.kafka/out: unknown exporter type \"kafka\"; known: file, debug, nop, otlp, otlphttp"]
     );
     let yaml = with_exporters("  File:\n");
     assert_eq!(

@@ -404,6 +404,7 @@ async fn a_stalled_exporter_does_not_delay_a_healthy_one() {
     let mut stalled = start("stalled", &helper(queue(1, 1000))).await;
     let pipeline = Pipeline::start(
         "profiles",
+        Vec::new(),
         vec![Arc::clone(&stalled.exporter), Arc::clone(&healthy.exporter)],
         1 << 30,
         1024,
@@ -439,9 +440,16 @@ async fn a_stalled_exporter_does_not_delay_a_healthy_one() {
 #[tokio::test]
 async fn an_exporter_shared_by_two_pipelines_has_one_queue() {
     let mut shared = start("shared", &helper(queue(1, 10))).await;
-    let first = Pipeline::start("profiles", vec![Arc::clone(&shared.exporter)], 1 << 30, 16);
+    let first = Pipeline::start(
+        "profiles",
+        Vec::new(),
+        vec![Arc::clone(&shared.exporter)],
+        1 << 30,
+        16,
+    );
     let second = Pipeline::start(
         "profiles/2",
+        Vec::new(),
         vec![Arc::clone(&shared.exporter)],
         1 << 30,
         16,

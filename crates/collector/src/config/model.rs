@@ -8,6 +8,9 @@ use super::de::deserialize_at;
 use super::problems::Problem;
 use crate::exporters::debug::config::DebugExporterConfig;
 use crate::exporters::file::config::FileExporterConfig;
+use crate::exporters::otlp::config::OtlpExporterConfig;
+use crate::exporters::otlp_http::config::OtlpHttpExporterConfig;
+use crate::processors::{BatchProcessorConfig, OptionProblem, ResourceProcessorConfig};
 use crate::receivers::otlp::config::OtlpReceiverConfig;
 use crate::telemetry::config::TelemetryConfig;
 
@@ -43,14 +46,20 @@ pub enum ReceiverConfig {
     Otlp(OtlpReceiverConfig),
 }
 
-/// No processor types yet.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ProcessorConfig {}
+pub enum ProcessorConfig {
+    Batch(BatchProcessorConfig),
+    Resource(ResourceProcessorConfig),
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExporterConfig {
     File(FileExporterConfig),
     Debug(DebugExporterConfig),
+    /// OTLP over gRPC.
+    Otlp(OtlpExporterConfig),
+    /// OTLP over HTTP.
+    OtlpHttp(OtlpHttpExporterConfig),
     /// Accepts and drops everything; takes no options.
     Nop,
 }
@@ -81,27 +90,45 @@ impl ReceiverConfig {
 
 impl ProcessorConfig {
     /// Every processor type, as written in component ids.
-    pub const TYPES: &'static [&'static str] = &[];
+    pub const TYPES: &'static [&'static str] = &["batch", "resource"];
 
     pub fn kind(&self) -> &'static str {
-        match *self {}
+        match self {
+            Self::Batch(_) => "batch",
+            Self::Resource(_) => "resource",
+        }
     }
 
     /// The options of a processor of type `kind`, found at key `path`.
-    pub(crate) fn from_value(kind: &str, _value: Value, path: &str) -> Result<Self, Problem> {
-        Err(unknown_type(path, "processor", kind, Self::TYPES))
+    pub(crate) fn from_value(kind: &str, value: Value, path: &str) -> Result<Self, Problem> {
+        match kind {
+            "batch" => deserialize_at(value, path).map(Self::Batch),
+            "resource" => deserialize_at(value, path).map(Self::Resource),
+            _ => Err(unknown_type(path, "processor", kind, Self::TYPES)),
+        }
+    }
+
+    /// What is wrong with the options, each at its path under the
+    /// processor's own key.
+    pub fn problems(&self) -> Vec<OptionProblem> {
+        match self {
+            Self::Batch(batch) => batch.problems(),
+            Self::Resource(resource) => resource.problems(),
+        }
     }
 }
 
 impl ExporterConfig {
     /// Every exporter type, as written in component ids.
-    pub const TYPES: &'static [&'static str] = &["file", "debug", "nop"];
+    pub const TYPES: &'static [&'static str] = &["file", "debug", "nop", "otlp", "otlphttp"];
 
     pub fn kind(&self) -> &'static str {
         match self {
             Self::File(_) => "file",
             Self::Debug(_) => "debug",
             Self::Nop => "nop",
+            Self::Otlp(_) => "otlp",
+            Self::OtlpHttp(_) => "otlphttp",
         }
     }
 
@@ -111,6 +138,8 @@ impl ExporterConfig {
             "file" => deserialize_at(value, path).map(Self::File),
             "debug" => deserialize_at(value, path).map(Self::Debug),
             "nop" => deserialize_at::<NoOptions>(value, path).map(|_| Self::Nop),
+            "otlp" => deserialize_at(value, path).map(Self::Otlp),
+            "otlphttp" => deserialize_at(value, path).map(Self::OtlpHttp),
             _ => Err(unknown_type(path, "exporter", kind, Self::TYPES)),
         }
     }

@@ -124,13 +124,36 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
         }
     }
     for (id, exporter) in &config.exporters {
-        if let ExporterConfig::File(file) = exporter {
-            if file.path.trim().is_empty() {
+        match exporter {
+            ExporterConfig::File(file) if file.path.trim().is_empty() => {
                 problems.push(Problem::new(
                     format!("exporters.{id}.path"),
                     "is empty; name the directory to write under",
                 ));
             }
+            ExporterConfig::Otlp(otlp) if otlp.endpoint.trim().is_empty() => {
+                problems.push(Problem::new(
+                    format!("exporters.{id}.endpoint"),
+                    "is empty; name the receiver to send to, like collector:4317",
+                ));
+            }
+            ExporterConfig::OtlpHttp(http)
+                if http.endpoint.trim().is_empty() && http.profiles_endpoint.is_none() =>
+            {
+                problems.push(Problem::new(
+                    format!("exporters.{id}.endpoint"),
+                    "is empty; name the receiver to send to, like http://collector:4318",
+                ));
+            }
+            _ => {}
+        }
+    }
+    for (id, processor) in &config.processors {
+        for problem in processor.problems() {
+            problems.push(Problem::new(
+                format!("processors.{id}.{}", problem.path),
+                problem.message,
+            ));
         }
     }
     let level = &config.service.telemetry.logs.level;

@@ -55,6 +55,16 @@ impl ByteBudget {
         }
     }
 
+    /// Reserves `bytes` even past the limit: for memory already taken,
+    /// which must be counted so that receivers refuse more.
+    pub fn reserve_forced(self: &Arc<Self>, bytes: usize) -> Reservation {
+        self.used.fetch_add(bytes, Ordering::AcqRel);
+        Reservation {
+            budget: Arc::clone(self),
+            bytes,
+        }
+    }
+
     pub fn used(&self) -> usize {
         self.used.load(Ordering::Relaxed)
     }

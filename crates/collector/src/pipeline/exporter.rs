@@ -6,6 +6,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::exporters::debug::DebugExporter;
 use crate::exporters::file::FileExporter;
+use crate::exporters::otlp::OtlpGrpcExporter;
+use crate::exporters::otlp_http::OtlpHttpExporter;
 use crate::exporters::ExportError;
 
 use super::Batch;
@@ -21,6 +23,14 @@ pub enum Exporter {
     },
     /// Accepts and discards: for benchmarks and tests.
     Nop { name: String },
+    OtlpGrpc {
+        name: String,
+        exporter: OtlpGrpcExporter,
+    },
+    OtlpHttp {
+        name: String,
+        exporter: OtlpHttpExporter,
+    },
     /// Hands each batch to a test, which answers how the export went.
     #[doc(hidden)]
     Channel {
@@ -52,6 +62,8 @@ impl Exporter {
             Self::File { name, .. }
             | Self::Debug { name, .. }
             | Self::Nop { name }
+            | Self::OtlpGrpc { name, .. }
+            | Self::OtlpHttp { name, .. }
             | Self::Channel { name, .. } => name,
         }
     }
@@ -60,6 +72,8 @@ impl Exporter {
     pub async fn export(self: &Arc<Self>, batch: &Arc<Batch>) -> Result<(), ExportError> {
         match &**self {
             Self::Nop { .. } => Ok(()),
+            Self::OtlpGrpc { exporter, .. } => exporter.export(batch).await,
+            Self::OtlpHttp { exporter, .. } => exporter.export(batch).await,
             Self::Channel { sender, .. } => {
                 let (reply, answer) = oneshot::channel();
                 let export = ChannelExport {
@@ -89,7 +103,10 @@ impl Exporter {
         match self {
             Self::File { exporter, .. } => exporter.export(batch).map(|_| ()),
             Self::Debug { exporter, .. } => exporter.export(batch),
-            Self::Nop { .. } | Self::Channel { .. } => Ok(()),
+            Self::Nop { .. }
+            | Self::Channel { .. }
+            | Self::OtlpGrpc { .. }
+            | Self::OtlpHttp { .. } => Ok(()),
         }
     }
 }

@@ -11,6 +11,7 @@ mod budget;
 pub mod config;
 mod exporter;
 mod memory;
+mod processing;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +25,9 @@ pub use budget::{ByteBudget, Reservation};
 pub use exporter::ChannelExport;
 pub use exporter::Exporter;
 pub use memory::memory_estimate;
+pub use processing::Processor;
+
+use processing::{InFlight, Stage};
 
 use crate::exporters::helper::QueuedExporter;
 
@@ -51,6 +55,7 @@ struct Queued {
 /// has been offered to every exporter of the pipeline: for persistent
 /// queues, that it is on disk.
 #[derive(Debug)]
+#[must_use]
 pub struct Confirmation(oneshot::Receiver<bool>);
 
 impl Confirmation {
@@ -121,18 +126,21 @@ pub struct Pipeline {
 impl Pipeline {
     pub fn start(
         name: &str,
+        processors: Vec<Processor>,
         exporters: Vec<Arc<QueuedExporter>>,
         queue_bytes: usize,
         queue_requests: usize,
     ) -> Self {
         let (sender, receiver) = mpsc::channel(queue_requests.max(1));
         let name: Arc<str> = Arc::from(name);
-        let worker = tokio::spawn(drain(receiver, exporters));
+        let budget = ByteBudget::new(queue_bytes);
+        let stages = processors.into_iter().map(Stage::new).collect();
+        let worker = tokio::spawn(drain(receiver, stages, exporters, Arc::clone(&budget)));
         Self {
             handle: PipelineHandle {
                 name,
                 sender,
-                budget: ByteBudget::new(queue_bytes),
+                budget,
             },
             worker,
         }
@@ -153,24 +161,71 @@ impl Pipeline {
     }
 }
 
-/// Offers each batch to every exporter of the pipeline. An offer waits
-/// only for an exporter whose queue blocks when full, or has no queue.
-async fn drain(mut receiver: mpsc::Receiver<Queued>, exporters: Vec<Arc<QueuedExporter>>) {
-    while let Some(Queued {
-        batch,
-        reservation,
-        confirm,
-    }) = receiver.recv().await
-    {
-        let hold = Arc::new(reservation);
+/// Runs each batch through the processors and offers what comes out to
+/// every exporter of the pipeline. An offer waits only for an exporter
+/// whose queue blocks when full, or has no queue. Batch processors are
+/// flushed when their timers fire and when the pipeline stops.
+async fn drain(
+    mut receiver: mpsc::Receiver<Queued>,
+    mut stages: Vec<Stage>,
+    exporters: Vec<Arc<QueuedExporter>>,
+    budget: Arc<ByteBudget>,
+) {
+    loop {
+        let due = stages
+            .iter()
+            .enumerate()
+            .filter_map(|(index, stage)| stage.deadline().map(|at| (at, index)))
+            .min();
+        let next = tokio::select! {
+            queued = receiver.recv() => queued,
+            () = sleep_until(due.map(|(at, _)| at)) => {
+                if let Some((_, index)) = due {
+                    let ready = processing::flush(&mut stages, index, &budget);
+                    offer(ready, &exporters).await;
+                }
+                continue;
+            }
+        };
+        let Some(Queued {
+            batch,
+            reservation,
+            confirm,
+        }) = next
+        else {
+            break;
+        };
+        let item = InFlight {
+            batch,
+            hold: Arc::new(reservation),
+            confirms: confirm.into_iter().collect(),
+        };
+        let ready = processing::run(&mut stages, 0, vec![item], &budget);
+        offer(ready, &exporters).await;
+    }
+    for index in 0..stages.len() {
+        let ready = processing::flush(&mut stages, index, &budget);
+        offer(ready, &exporters).await;
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn offer(items: Vec<InFlight>, exporters: &[Arc<QueuedExporter>]) {
+    for item in items {
         let mut all_queued = true;
-        for exporter in &exporters {
+        for exporter in exporters {
             let offered = exporter
-                .offer_holding(Arc::clone(&batch), Arc::clone(&hold))
+                .offer_holding(Arc::clone(&item.batch), Arc::clone(&item.hold))
                 .await;
             all_queued &= offered.is_ok();
         }
-        if let Some(confirm) = confirm {
+        for confirm in item.confirms {
             let _ = confirm.send(all_queued);
         }
     }

@@ -110,6 +110,7 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                 headers,
                 compression,
                 timeout,
+                ..OtlpExporterConfig::default()
             };
             OtlpGrpcExporter::new(&config)
                 .map(|exporter| Destination::Grpc(Box::new(exporter)))
@@ -127,6 +128,7 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                 headers,
                 timeout,
                 tls,
+                ..OtlpHttpExporterConfig::default()
             };
             OtlpHttpExporter::new(&config)
                 .map(|exporter| Destination::Http(Box::new(exporter)))

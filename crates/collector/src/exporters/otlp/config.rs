@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::config::units::Duration;
+use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
 
 /// Default time one export attempt may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -19,6 +20,10 @@ pub struct OtlpExporterConfig {
     pub compression: Compression,
     /// How long one attempt may take, connecting included.
     pub timeout: Duration,
+    pub sending_queue: SendingQueueConfig,
+    pub retry_on_failure: RetryConfig,
+    /// Where requests that cannot be delivered are kept.
+    pub dead_letter: Option<String>,
 }
 
 impl Default for OtlpExporterConfig {
@@ -29,6 +34,9 @@ impl Default for OtlpExporterConfig {
             headers: BTreeMap::new(),
             compression: Compression::default(),
             timeout: DEFAULT_TIMEOUT,
+            sending_queue: SendingQueueConfig::default(),
+            retry_on_failure: RetryConfig::default(),
+            dead_letter: None,
         }
     }
 }
@@ -70,6 +78,18 @@ impl Compression {
             Self::Gzip => "gzip",
             Self::Zstd => "zstd",
             Self::None => "identity",
+        }
+    }
+}
+
+impl OtlpExporterConfig {
+    /// The sending queue, retries, timeout and dead letters.
+    pub fn helper(&self) -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            sending_queue: self.sending_queue.clone(),
+            retry_on_failure: self.retry_on_failure.clone(),
+            timeout: self.timeout,
+            dead_letter: self.dead_letter.clone(),
         }
     }
 }

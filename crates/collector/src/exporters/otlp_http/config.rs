@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use crate::config::units::Duration;
+use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
 use crate::exporters::otlp::config::{Compression, TlsConfig, DEFAULT_TIMEOUT};
 
 /// The path appended to `endpoint`.
@@ -24,6 +25,10 @@ pub struct OtlpHttpExporterConfig {
     pub headers: BTreeMap<String, String>,
     /// How long one attempt may take, connecting included.
     pub timeout: Duration,
+    pub sending_queue: SendingQueueConfig,
+    pub retry_on_failure: RetryConfig,
+    /// Where requests that cannot be delivered are kept.
+    pub dead_letter: Option<String>,
     pub tls: TlsConfig,
 }
 
@@ -36,6 +41,9 @@ impl Default for OtlpHttpExporterConfig {
             compression: Compression::default(),
             headers: BTreeMap::new(),
             timeout: DEFAULT_TIMEOUT,
+            sending_queue: SendingQueueConfig::default(),
+            retry_on_failure: RetryConfig::default(),
+            dead_letter: None,
             tls: TlsConfig::default(),
         }
     }
@@ -50,4 +58,16 @@ pub enum Encoding {
     Proto,
     /// `application/json`, OTLP/JSON.
     Json,
+}
+
+impl OtlpHttpExporterConfig {
+    /// The sending queue, retries, timeout and dead letters.
+    pub fn helper(&self) -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            sending_queue: self.sending_queue.clone(),
+            retry_on_failure: self.retry_on_failure.clone(),
+            timeout: self.timeout,
+            dead_letter: self.dead_letter.clone(),
+        }
+    }
 }

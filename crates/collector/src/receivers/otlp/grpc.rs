@@ -20,7 +20,7 @@ use profbridge_translate::otlp::{
 
 use super::config::GrpcConfig;
 use super::grpc_codec::RawRequestCodec;
-use super::intake::{admit, intake, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
+use super::intake::{admit, intake, settle, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -91,7 +91,7 @@ impl UnaryService<Bytes> for ExportCall {
             let outcome = tokio::task::spawn_blocking(move || {
                 let estimate = bytes.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE);
                 let Some(admission) = admit(&pipelines, estimate, &metrics) else {
-                    return Ok(Outcome::Unavailable);
+                    return Ok((Outcome::Unavailable, Vec::new()));
                 };
                 let request =
                     ExportProfilesServiceRequest::decode(bytes.as_ref()).map_err(|e| {
@@ -108,7 +108,7 @@ impl UnaryService<Bytes> for ExportCall {
             })
             .await
             .map_err(|error| Status::internal(format!("intake failed: {error}")))??;
-            respond(outcome)
+            respond(settle(outcome.0, outcome.1).await)
         })
     }
 }

@@ -20,7 +20,7 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesSer
 
 use super::config::HttpConfig;
 use super::grpc::RETRY_AFTER;
-use super::intake::{admit, intake, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
+use super::intake::{admit, intake, settle, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -117,12 +117,17 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             Encoding::Json => raw.len(),
         };
         let Some(admission) = admit(&pipelines, estimate, &metrics) else {
-            return Ok(Outcome::Unavailable);
+            return Ok((Outcome::Unavailable, Vec::new()));
         };
         let request = decode(encoding, &raw)?;
         Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines, &metrics, admission))
     })
     .await;
+    let outcome = match outcome {
+        Ok(Ok((outcome, confirmations))) => Ok(Ok(settle(outcome, confirmations).await)),
+        Ok(Err(error)) => Ok(Err(error)),
+        Err(join) => Err(join),
+    };
     match outcome {
         Ok(Ok(Outcome::Accepted { rejected, reason })) => success(encoding, rejected, &reason),
         Ok(Ok(Outcome::Invalid(reason))) => {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{validate_request, ProfileRef};
 
-use crate::pipeline::{Batch, PipelineHandle, Reservation};
+use crate::pipeline::{Batch, Confirmation, PipelineHandle, Reservation};
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
 /// How a request went; the protocols turn it into their status codes.
@@ -64,7 +64,7 @@ pub fn intake(
     pipelines: &[PipelineHandle],
     metrics: &ReceiverMetrics,
     admission: Admission,
-) -> Outcome {
+) -> (Outcome, Vec<Confirmation>) {
     let validated = match validate_request(&request) {
         Ok(validated) => validated,
         Err(error) => {
@@ -76,7 +76,7 @@ pub fn intake(
                 &reason,
             );
             metrics.refused_request(RefusedReason::Invalid);
-            return Outcome::Invalid(reason);
+            return (Outcome::Invalid(reason), Vec::new());
         }
     };
     let rejected = validated.invalid.len();
@@ -89,7 +89,7 @@ pub fn intake(
     if rejected > 0 && rejected == validated.total_profiles {
         refuse(metrics, RefusedReason::Invalid, rejected, &reason);
         metrics.refused_request(RefusedReason::Invalid);
-        return Outcome::Invalid(reason);
+        return (Outcome::Invalid(reason), Vec::new());
     }
     if rejected > 0 {
         remove_profiles(
@@ -99,25 +99,45 @@ pub fn intake(
     }
     let batch = Arc::new(Batch::new(request, encoded_size));
     drop(admission);
+    let mut confirmations = Vec::with_capacity(pipelines.len());
     for pipeline in pipelines {
-        if let Err(refused) = pipeline.try_submit(Arc::clone(&batch)) {
-            metrics.refused(RefusedReason::Invalid, rejected);
-            let reason = format!("pipeline {}: {refused:?}", pipeline.name);
-            refuse(
-                metrics,
-                RefusedReason::Unavailable,
-                batch.profile_count(),
-                &reason,
-            );
-            metrics.refused_request(RefusedReason::Unavailable);
-            return Outcome::Unavailable;
+        match pipeline.try_submit_confirmed(Arc::clone(&batch)) {
+            Ok(confirmation) => confirmations.push(confirmation),
+            Err(refused) => {
+                metrics.refused(RefusedReason::Invalid, rejected);
+                let reason = format!("pipeline {}: {refused:?}", pipeline.name);
+                refuse(
+                    metrics,
+                    RefusedReason::Unavailable,
+                    batch.profile_count(),
+                    &reason,
+                );
+                metrics.refused_request(RefusedReason::Unavailable);
+                return (Outcome::Unavailable, Vec::new());
+            }
         }
     }
     metrics.accepted(batch.profile_count(), batch.sample_count());
     if rejected > 0 {
         refuse(metrics, RefusedReason::Invalid, rejected, &reason);
     }
-    Outcome::Accepted { rejected, reason }
+    (Outcome::Accepted { rejected, reason }, confirmations)
+}
+
+/// Waits until every pipeline has offered the request to its exporters
+/// (for persistent queues: until it is on disk). A request an exporter's
+/// queue could not take is answered as unavailable, so that the client
+/// retries it.
+pub async fn settle(outcome: Outcome, confirmations: Vec<Confirmation>) -> Outcome {
+    let mut all_queued = true;
+    for confirmation in confirmations {
+        all_queued &= confirmation.queued().await;
+    }
+    if all_queued {
+        outcome
+    } else {
+        Outcome::Unavailable
+    }
 }
 
 /// Counts `profiles` refused for `reason` and logs the request once.

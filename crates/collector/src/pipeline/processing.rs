@@ -1,0 +1,126 @@
+//! The processors of a pipeline, run in order on the drain task. A batch
+//! processor holds requests back; what it holds keeps its share of the
+//! pipeline's budget (and its receivers wait for their confirmation) until
+//! everything it held has gone on to the exporters.
+
+use std::sync::Arc;
+
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use super::budget::{ByteBudget, Reservation};
+use super::Batch;
+use crate::processors::{Batcher, ResourceProcessor};
+
+pub enum Processor {
+    Resource(ResourceProcessor),
+    Batch(Batcher),
+}
+
+/// A batch on its way through the processors, with what it holds.
+pub(super) struct InFlight {
+    pub batch: Arc<Batch>,
+    pub hold: Arc<Reservation>,
+    /// Told whether the exporters took it.
+    pub confirms: Vec<oneshot::Sender<bool>>,
+}
+
+/// One stage of the chain, with what a batch processor holds back.
+pub(super) struct Stage {
+    processor: Processor,
+    held: Vec<Arc<Reservation>>,
+    confirms: Vec<oneshot::Sender<bool>>,
+}
+
+impl Stage {
+    pub fn new(processor: Processor) -> Self {
+        Self {
+            processor,
+            held: Vec::new(),
+            confirms: Vec::new(),
+        }
+    }
+
+    /// When this stage must be flushed, if it holds anything.
+    pub fn deadline(&self) -> Option<Instant> {
+        match &self.processor {
+            Processor::Batch(batcher) => batcher.deadline().map(Instant::from_std),
+            Processor::Resource(_) => None,
+        }
+    }
+}
+
+/// Runs `items` through the stages from `first` on; returns what comes out.
+pub(super) fn run(
+    stages: &mut [Stage],
+    first: usize,
+    mut items: Vec<InFlight>,
+    budget: &Arc<ByteBudget>,
+) -> Vec<InFlight> {
+    for stage in stages.iter_mut().skip(first) {
+        let mut out = Vec::new();
+        for item in items {
+            match &mut stage.processor {
+                Processor::Resource(resource) => {
+                    let mut batch = owned(item.batch);
+                    resource.process(&mut batch.request);
+                    out.push(InFlight {
+                        batch: Arc::new(batch),
+                        ..item
+                    });
+                }
+                Processor::Batch(batcher) => {
+                    stage.held.push(item.hold);
+                    stage.confirms.extend(item.confirms);
+                    let ready = batcher.push(owned(item.batch));
+                    out.extend(release(stage, ready, budget));
+                }
+            }
+        }
+        items = out;
+    }
+    items
+}
+
+/// Flushes stage `index` (its timer fired, or the pipeline is stopping) and
+/// runs what it held through the stages after it.
+pub(super) fn flush(stages: &mut [Stage], index: usize, budget: &Arc<ByteBudget>) -> Vec<InFlight> {
+    let Some(stage) = stages.get_mut(index) else {
+        return Vec::new();
+    };
+    let flushed = match &mut stage.processor {
+        Processor::Batch(batcher) => batcher.flush(),
+        Processor::Resource(_) => Vec::new(),
+    };
+    let items = release(stage, flushed, budget);
+    run(stages, index + 1, items, budget)
+}
+
+/// Batches a batch processor let go. Each holds budget for itself; once the
+/// processor holds nothing more, what its inputs held is let go, and their
+/// confirmations travel with the last batch.
+fn release(stage: &mut Stage, ready: Vec<Batch>, budget: &Arc<ByteBudget>) -> Vec<InFlight> {
+    let empty = match &stage.processor {
+        Processor::Batch(batcher) => batcher.is_empty(),
+        Processor::Resource(_) => true,
+    };
+    let mut out: Vec<InFlight> = ready
+        .into_iter()
+        .map(|batch| InFlight {
+            hold: Arc::new(budget.reserve_forced(batch.memory_size)),
+            batch: Arc::new(batch),
+            confirms: Vec::new(),
+        })
+        .collect();
+    if empty {
+        stage.held.clear();
+        if let Some(last) = out.last_mut() {
+            last.confirms = std::mem::take(&mut stage.confirms);
+        }
+    }
+    out
+}
+
+fn owned(batch: Arc<Batch>) -> Batch {
+    Arc::try_unwrap(batch).unwrap_or_else(|shared| (*shared).clone())
+}
