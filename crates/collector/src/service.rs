@@ -252,7 +252,10 @@ fn build_exporter(
                 "{name} exporter sending OTLP over gRPC to {}",
                 exporter.endpoint()
             ));
-            Exporter::OtlpGrpc { name, exporter }
+            Exporter::OtlpGrpc {
+                name,
+                exporter: Box::new(exporter),
+            }
         }
         ExporterConfig::OtlpHttp(http) => {
             let exporter = OtlpHttpExporter::new(http).map_err(|e| StartError::Exporter {
@@ -263,7 +266,10 @@ fn build_exporter(
                 "{name} exporter sending OTLP over HTTP to {}",
                 exporter.url()
             ));
-            Exporter::OtlpHttp { name, exporter }
+            Exporter::OtlpHttp {
+                name,
+                exporter: Box::new(exporter),
+            }
         }
     })
 }

@@ -25,11 +25,11 @@ pub enum Exporter {
     Nop { name: String },
     OtlpGrpc {
         name: String,
-        exporter: OtlpGrpcExporter,
+        exporter: Box<OtlpGrpcExporter>,
     },
     OtlpHttp {
         name: String,
-        exporter: OtlpHttpExporter,
+        exporter: Box<OtlpHttpExporter>,
     },
     /// Hands each batch to a test, which answers how the export went.
     #[doc(hidden)]
