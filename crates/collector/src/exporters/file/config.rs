@@ -46,12 +46,21 @@ impl Default for FileExporterConfig {
             path_template: None,
             fsync: false,
             retention: Retention::default(),
-            sending_queue: SendingQueueConfig::default(),
+            sending_queue: SendingQueueConfig {
+                num_consumers: cpu_count(),
+                ..SendingQueueConfig::default()
+            },
             retry_on_failure: RetryConfig::default(),
             timeout: DEFAULT_TIMEOUT,
             dead_letter: None,
         }
     }
+}
+
+/// Converting and compressing is CPU work: more writers than CPUs only
+/// hold more requests in memory at once.
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 impl FileExporterConfig {
