@@ -1,5 +1,6 @@
 //! The profbridge command: serve, validate, convert, inspect, send.
 
+mod allocator;
 mod cli;
 mod convert;
 mod input;

@@ -25,6 +25,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
+    crate::allocator::apply_collector_settings();
     let config = load(args.config.as_deref())
         .map_err(|errors| anyhow!("invalid configuration:\n{errors}"))?;
     init_logs(&config);

@@ -29,6 +29,19 @@ impl Collector {
         let data = dir.path().join("data");
         let path = dir.path().join("profbridge.yaml");
         std::fs::write(&path, config.replace("{data}", data.to_str().unwrap())).unwrap();
+        Self::launch(dir)
+    }
+
+    /// Starts the collector again in the folder of one that was stopped
+    /// ([`Self::kill`]): the same configuration and data folder.
+    pub fn restart(dir: TempDir) -> Self {
+        Self::launch(dir)
+    }
+
+    /// Runs `serve` on `dir/profbridge.yaml`; returns once it is ready.
+    fn launch(dir: TempDir) -> Self {
+        let data = dir.path().join("data");
+        let path = dir.path().join("profbridge.yaml");
         let mut child = Command::new(env!("CARGO_BIN_EXE_profbridge"))
             .args(["serve", "--config", path.to_str().unwrap()])
             .stdout(Stdio::piped())
@@ -78,6 +91,17 @@ impl Collector {
             .unwrap();
         let status = child.wait().unwrap();
         (status, self.dir.take().unwrap())
+    }
+}
+
+impl Collector {
+    /// SIGKILL: no shutdown at all, as in a crash. Returns the folder,
+    /// for [`Self::restart`].
+    pub fn kill(mut self) -> TempDir {
+        let mut child = self.child.take().unwrap();
+        child.kill().unwrap();
+        child.wait().unwrap();
+        self.dir.take().unwrap()
     }
 }
 

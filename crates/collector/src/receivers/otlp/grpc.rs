@@ -20,7 +20,7 @@ use profbridge_translate::otlp::{
 
 use super::config::GrpcConfig;
 use super::grpc_codec::RawRequestCodec;
-use super::intake::{admit, intake, settle, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
+use super::intake::{admit, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -86,12 +86,13 @@ impl UnaryService<Bytes> for ExportCall {
     fn call(&mut self, request: Request<Bytes>) -> Self::Future {
         let pipelines = Arc::clone(&self.0.pipelines);
         let metrics = self.0.metrics.clone();
+        let settle_metrics = self.0.metrics.clone();
         Box::pin(async move {
             let bytes = request.into_inner();
             let outcome = tokio::task::spawn_blocking(move || {
                 let estimate = bytes.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE);
                 let Some(admission) = admit(&pipelines, estimate, &metrics) else {
-                    return Ok((Outcome::Unavailable, Vec::new()));
+                    return Ok(Decision::done(Outcome::Unavailable));
                 };
                 let request =
                     ExportProfilesServiceRequest::decode(bytes.as_ref()).map_err(|e| {
@@ -108,7 +109,7 @@ impl UnaryService<Bytes> for ExportCall {
             })
             .await
             .map_err(|error| Status::internal(format!("intake failed: {error}")))??;
-            respond(settle(outcome.0, outcome.1).await)
+            respond(settle(outcome, &settle_metrics).await)
         })
     }
 }

@@ -20,7 +20,7 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesSer
 
 use super::config::HttpConfig;
 use super::grpc::RETRY_AFTER;
-use super::intake::{admit, intake, settle, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
+use super::intake::{admit, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -117,14 +117,14 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             Encoding::Json => raw.len(),
         };
         let Some(admission) = admit(&pipelines, estimate, &metrics) else {
-            return Ok((Outcome::Unavailable, Vec::new()));
+            return Ok(Decision::done(Outcome::Unavailable));
         };
         let request = decode(encoding, &raw)?;
         Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines, &metrics, admission))
     })
     .await;
     let outcome = match outcome {
-        Ok(Ok((outcome, confirmations))) => Ok(Ok(settle(outcome, confirmations).await)),
+        Ok(Ok(decision)) => Ok(Ok(settle(decision, &receiver.metrics).await)),
         Ok(Err(error)) => Ok(Err(error)),
         Err(join) => Err(join),
     };

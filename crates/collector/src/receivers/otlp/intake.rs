@@ -64,7 +64,7 @@ pub fn intake(
     pipelines: &[PipelineHandle],
     metrics: &ReceiverMetrics,
     admission: Admission,
-) -> (Outcome, Vec<Confirmation>) {
+) -> Decision {
     let validated = match validate_request(&request) {
         Ok(validated) => validated,
         Err(error) => {
@@ -76,7 +76,7 @@ pub fn intake(
                 &reason,
             );
             metrics.refused_request(RefusedReason::Invalid);
-            return (Outcome::Invalid(reason), Vec::new());
+            return Decision::done(Outcome::Invalid(reason));
         }
     };
     let rejected = validated.invalid.len();
@@ -89,7 +89,7 @@ pub fn intake(
     if rejected > 0 && rejected == validated.total_profiles {
         refuse(metrics, RefusedReason::Invalid, rejected, &reason);
         metrics.refused_request(RefusedReason::Invalid);
-        return (Outcome::Invalid(reason), Vec::new());
+        return Decision::done(Outcome::Invalid(reason));
     }
     if rejected > 0 {
         remove_profiles(
@@ -113,31 +113,72 @@ pub fn intake(
                     &reason,
                 );
                 metrics.refused_request(RefusedReason::Unavailable);
-                return (Outcome::Unavailable, Vec::new());
+                return Decision::done(Outcome::Unavailable);
             }
         }
     }
-    metrics.accepted(batch.profile_count(), batch.sample_count());
     if rejected > 0 {
         refuse(metrics, RefusedReason::Invalid, rejected, &reason);
     }
-    (Outcome::Accepted { rejected, reason }, confirmations)
+    Decision {
+        outcome: Outcome::Accepted { rejected, reason },
+        confirmations,
+        profiles: batch.profile_count(),
+        samples: batch.sample_count(),
+    }
+}
+
+/// What [`intake`] made of a request. An accepted one is counted only once
+/// [`settle`] knows the exporters' queues took it.
+pub struct Decision {
+    outcome: Outcome,
+    confirmations: Vec<Confirmation>,
+    profiles: usize,
+    samples: usize,
+}
+
+impl Decision {
+    /// A decision with nothing left to wait for.
+    pub fn done(outcome: Outcome) -> Self {
+        Self {
+            outcome,
+            confirmations: Vec::new(),
+            profiles: 0,
+            samples: 0,
+        }
+    }
 }
 
 /// Waits until every pipeline has offered the request to its exporters
-/// (for persistent queues: until it is on disk). A request an exporter's
-/// queue could not take is answered as unavailable, so that the client
-/// retries it.
-pub async fn settle(outcome: Outcome, confirmations: Vec<Confirmation>) -> Outcome {
+/// (for persistent queues: until it is on disk), and counts it. A request
+/// an exporter's queue could not take is answered as unavailable, so that
+/// the client retries it.
+pub async fn settle(decision: Decision, metrics: &ReceiverMetrics) -> Outcome {
+    let Decision {
+        outcome,
+        confirmations,
+        profiles,
+        samples,
+    } = decision;
+    if !matches!(outcome, Outcome::Accepted { .. }) {
+        return outcome;
+    }
     let mut all_queued = true;
     for confirmation in confirmations {
         all_queued &= confirmation.queued().await;
     }
     if all_queued {
-        outcome
-    } else {
-        Outcome::Unavailable
+        metrics.accepted(profiles, samples);
+        return outcome;
     }
+    refuse(
+        metrics,
+        RefusedReason::Unavailable,
+        profiles,
+        "an exporter's sending queue is full",
+    );
+    metrics.refused_request(RefusedReason::Unavailable);
+    Outcome::Unavailable
 }
 
 /// Counts `profiles` refused for `reason` and logs the request once.

@@ -1,0 +1,671 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+//! Forwarding, end to end: two real `profbridge serve` processes on
+//! loopback, A sending to B with the `otlp` or `otlphttp` exporter, fed by
+//! a tonic client. What B writes must be what A took in, through outages
+//! (in-memory and persistent queues, SIGKILL included), permanent errors
+//! (dead letters) and a stalled destination beside a healthy one.
+//!
+//! Every wait is a poll with a generous bound; nothing asserts on speed.
+
+#[path = "support/collector.rs"]
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_client::ProfilesServiceClient;
+use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_server::{
+    ProfilesService, ProfilesServiceServer,
+};
+use profbridge_pprof::{parse_any, DecodeOptions};
+use profbridge_testkit::{corpus_files, ebpf_like_request};
+use profbridge_translate::canonical::{canonicalize, Resource};
+use profbridge_translate::otlp::{
+    key_value, string_value, ExportProfilesServiceRequest, ExportProfilesServiceResponse,
+};
+use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
+use prost::Message;
+use tonic::codec::CompressionEncoding;
+use tonic::transport::server::TcpIncoming;
+use tonic::{Code, Status};
+
+use support::Collector;
+
+/// The longest any condition is waited for before the test fails.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Short retries, forever: the destination comes back within the test.
+const RETRY_FOREVER: &str = "    retry_on_failure:\n      initial_interval: 100ms\n      max_interval: 500ms\n      max_elapsed_time: 0\n";
+
+// ---- configurations ----
+
+/// B: an OTLP receiver (gRPC on `grpc_endpoint`, HTTP on a free port)
+/// writing every request it accepts as an OTLP protobuf file under `{data}`.
+fn sink_config(grpc_endpoint: &str) -> String {
+    format!(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: {grpc_endpoint}\n      http:\n        endpoint: 127.0.0.1:0\n\
+         exporters:\n  file:\n    path: {{data}}\n    format: otlp\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n\
+         \x20 telemetry:\n    metrics:\n      address: 127.0.0.1:0\n    logs:\n      level: warn\n"
+    )
+}
+
+/// A: an OTLP gRPC receiver on a free port, the exporters defined by
+/// `exporters` (YAML lines under `exporters:`), all in one pipeline.
+fn forwarder_config(exporters: &str, pipeline_exporters: &str) -> String {
+    format!(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
+         exporters:\n{exporters}\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [{pipeline_exporters}]\n\
+         \x20 telemetry:\n    metrics:\n      address: 127.0.0.1:0\n    logs:\n      level: warn\n"
+    )
+}
+
+/// A free port on 127.0.0.1, for a collector started later: the listener
+/// that found it is closed again.
+fn reserve_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+// ---- requests ----
+
+fn generated(count: u64, first_seed: u64) -> Vec<ExportProfilesServiceRequest> {
+    (first_seed..first_seed + count)
+        .map(|seed| ebpf_like_request(120, seed))
+        .collect()
+}
+
+/// Every corpus profile converted to a request of its own, named after
+/// its file; empty (after a loud note) without the corpus.
+fn corpus_requests() -> Vec<ExportProfilesServiceRequest> {
+    corpus_files()
+        .iter()
+        .map(|file| {
+            let (profile, _) = parse_any(&file.bytes, &DecodeOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", file.name));
+            let resource = [key_value("service.name", string_value(file.name.clone()))];
+            let input = PprofInput {
+                profile: &profile,
+                resource_attributes: &resource,
+                scope: None,
+                original_payload: None,
+            };
+            let converted = pprof_to_otlp(&[input], &ToOtlpOptions::default());
+            assert!(converted.rejected.is_empty(), "{}", file.name);
+            converted.request
+        })
+        .collect()
+}
+
+fn profile_count(requests: &[ExportProfilesServiceRequest]) -> f64 {
+    requests
+        .iter()
+        .flat_map(|r| &r.resource_profiles)
+        .flat_map(|r| &r.scope_profiles)
+        .map(|s| s.profiles.len())
+        .sum::<usize>() as f64
+}
+
+// ---- the client ----
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Sends each request in turn over one gRPC connection, gzip-compressed;
+/// returns each answer: `Ok`, or the status code.
+fn export_each(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    requests: &[ExportProfilesServiceRequest],
+) -> Vec<Result<(), Code>> {
+    runtime.block_on(async {
+        let mut client = ProfilesServiceClient::connect(format!("http://{address}"))
+            .await
+            .unwrap()
+            .send_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .max_decoding_message_size(64 << 20);
+        let mut answers = Vec::with_capacity(requests.len());
+        for request in requests {
+            let answer = tokio::time::timeout(PATIENCE, client.export(request.clone()))
+                .await
+                .expect("the collector answers");
+            answers.push(match answer {
+                Ok(response) => {
+                    let response = response.into_inner();
+                    assert_eq!(response.partial_success, None, "nothing was rejected");
+                    Ok(())
+                }
+                Err(status) => Err(status.code()),
+            });
+        }
+        answers
+    })
+}
+
+fn export_all_ok(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    requests: &[ExportProfilesServiceRequest],
+) {
+    let answers = export_each(runtime, address, requests);
+    assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+}
+
+// ---- what collectors wrote ----
+
+/// Files under `dir`, without the hidden ones (files being written).
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else if !entry.file_name().to_string_lossy().starts_with('.') {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// The OTLP protobuf requests written under `dir`, one per file.
+fn requests_under(dir: &Path) -> Vec<ExportProfilesServiceRequest> {
+    files_under(dir)
+        .iter()
+        .filter(|path| path.to_string_lossy().ends_with(".otlp.pb"))
+        .map(|path| {
+            ExportProfilesServiceRequest::decode(std::fs::read(path).unwrap().as_slice())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        })
+        .collect()
+}
+
+fn otlp_file_count(dir: &Path) -> usize {
+    files_under(dir)
+        .iter()
+        .filter(|path| path.to_string_lossy().ends_with(".otlp.pb"))
+        .count()
+}
+
+/// Canonical forms, computed once per request.
+fn canonical(requests: &[ExportProfilesServiceRequest]) -> Vec<Vec<Resource>> {
+    requests.iter().map(canonicalize).collect()
+}
+
+/// `got` holds exactly `expected`, each once, in any order.
+fn assert_same_requests(
+    what: &str,
+    expected: &[ExportProfilesServiceRequest],
+    got: &[ExportProfilesServiceRequest],
+) {
+    assert_eq!(got.len(), expected.len(), "{what}: number of requests");
+    let mut left = canonical(got);
+    for (i, wanted) in canonical(expected).iter().enumerate() {
+        let at = left
+            .iter()
+            .position(|candidate| candidate == wanted)
+            .unwrap_or_else(|| panic!("{what}: request {i} is missing or changed"));
+        left.swap_remove(at);
+    }
+}
+
+/// Every one of `expected` is in `got` at least once, and `got` holds
+/// nothing else (at-least-once delivery: duplicates are allowed).
+fn missing_or_strangers(
+    expected: &[Vec<Resource>],
+    got: &[ExportProfilesServiceRequest],
+) -> Option<String> {
+    let got = canonical(got);
+    if let Some(i) = expected.iter().position(|wanted| !got.contains(wanted)) {
+        return Some(format!("request {i} has not arrived"));
+    }
+    got.iter()
+        .position(|candidate| !expected.contains(candidate))
+        .map(|i| format!("file {i} holds a request that was not sent"))
+}
+
+// ---- waiting and metrics ----
+
+/// Polls `done` until it holds; fails after [`PATIENCE`].
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "gave up after {PATIENCE:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `GET /metrics` from the collector's telemetry endpoint.
+fn scrape(collector: &Collector) -> String {
+    let address = collector.telemetry.expect("telemetry is on");
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.to_owned()
+}
+
+/// The value of one series (name and labels as printed); fails when the
+/// collector does not serve it.
+fn metric(metrics: &str, series: &str) -> f64 {
+    metrics
+        .lines()
+        .find_map(|line| {
+            let (name, value) = line.rsplit_once(' ')?;
+            (name == series).then(|| value.parse().unwrap())
+        })
+        .unwrap_or_else(|| panic!("no {series} in\n{metrics}"))
+}
+
+fn exporter_series(name: &str, exporter: &str) -> String {
+    format!("profbridge_exporter_{name}{{exporter=\"{exporter}\"}}")
+}
+
+fn exporter_metric(collector: &Collector, name: &str, exporter: &str) -> f64 {
+    metric(&scrape(collector), &exporter_series(name, exporter))
+}
+
+// ---- a fake destination ----
+
+#[derive(Debug, Clone, Copy)]
+enum Behaviour {
+    /// Answers every export with INVALID_ARGUMENT: a permanent failure.
+    Reject,
+    /// Never answers.
+    Stall,
+}
+
+struct FakeDestination {
+    behaviour: Behaviour,
+    calls: Arc<AtomicUsize>,
+}
+
+#[tonic::async_trait]
+impl ProfilesService for FakeDestination {
+    async fn export(
+        &self,
+        _request: tonic::Request<ExportProfilesServiceRequest>,
+    ) -> Result<tonic::Response<ExportProfilesServiceResponse>, Status> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        match self.behaviour {
+            Behaviour::Reject => Err(Status::invalid_argument("these profiles are not wanted")),
+            Behaviour::Stall => std::future::pending().await,
+        }
+    }
+}
+
+/// Starts the fake destination on `runtime`; returns its address and the
+/// count of export calls it has seen.
+fn fake_destination(
+    runtime: &tokio::runtime::Runtime,
+    behaviour: Behaviour,
+) -> (SocketAddr, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let service = FakeDestination {
+        behaviour,
+        calls: Arc::clone(&calls),
+    };
+    let address = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let server = ProfilesServiceServer::new(service)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Zstd)
+            .max_decoding_message_size(64 << 20);
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(server)
+                .serve_with_incoming(TcpIncoming::from(listener)),
+        );
+        address
+    });
+    (address, calls)
+}
+
+// ---- 1. chains ----
+
+/// Starts B, then A with the exporter `id`, defined by `exporter(&b)`, and
+/// an OTLP file sink; sends generated and corpus requests to A; B must
+/// write exactly what A received (and wrote itself).
+fn chain(label: &str, id: &str, exporter: impl Fn(&Collector) -> String) {
+    let b = Collector::start(&format!("{label}-b"), &sink_config("127.0.0.1:0"));
+    let exporters = format!(
+        "{}  file:\n    path: {{data}}\n    format: otlp\n",
+        exporter(&b)
+    );
+    let a = Collector::start(
+        &format!("{label}-a"),
+        &forwarder_config(&exporters, &format!("{id}, file")),
+    );
+    let mut requests = generated(3, 1);
+    requests.extend(corpus_requests());
+    let runtime = runtime();
+    export_all_ok(&runtime, a.grpc.unwrap(), &requests);
+
+    let count = requests.len();
+    wait_until("A to write every request", || {
+        otlp_file_count(&a.data) >= count
+    });
+    wait_until("B to write every request A forwarded", || {
+        otlp_file_count(&b.data) >= count
+    });
+    let received_by_a = requests_under(&a.data);
+    assert_same_requests(&format!("{label}: A wrote"), &requests, &received_by_a);
+    assert_same_requests(
+        &format!("{label}: B wrote"),
+        &received_by_a,
+        &requests_under(&b.data),
+    );
+    // A counts a request sent once B's answer is in, which may come after
+    // B wrote it.
+    wait_until("A to count every profile sent", || {
+        exporter_metric(&a, "sent_profiles_total", id) == profile_count(&requests)
+    });
+
+    let (status, _) = a.terminate();
+    assert!(status.success(), "A: {status}");
+    let (status, _) = b.terminate();
+    assert!(status.success(), "B: {status}");
+}
+
+#[test]
+fn a_grpc_chain_delivers_what_the_first_collector_received() {
+    chain("fwd-chain-grpc", "otlp/forward", |b| {
+        format!(
+            "  otlp/forward:\n    endpoint: http://{}\n    timeout: 30s\n",
+            b.grpc.unwrap()
+        )
+    });
+}
+
+#[test]
+fn an_http_protobuf_chain_delivers_what_the_first_collector_received() {
+    chain("fwd-chain-http-proto", "otlphttp/forward", |b| {
+        format!(
+            "  otlphttp/forward:\n    endpoint: http://{}\n    encoding: proto\n    timeout: 30s\n",
+            b.http.unwrap()
+        )
+    });
+}
+
+#[test]
+fn an_http_json_chain_delivers_what_the_first_collector_received() {
+    chain("fwd-chain-http-json", "otlphttp/forward", |b| {
+        format!(
+            "  otlphttp/forward:\n    endpoint: http://{}\n    encoding: json\n    compression: zstd\n    timeout: 30s\n",
+            b.http.unwrap()
+        )
+    });
+}
+
+// ---- 2. an outage with an in-memory queue ----
+
+#[test]
+fn an_outage_loses_nothing_within_the_queue_and_refuses_the_rest() {
+    const QUEUE: usize = 4;
+    const SENT: u64 = 10;
+    let port = reserve_port();
+    let exporters = format!(
+        "  otlp:\n    endpoint: http://127.0.0.1:{port}\n    timeout: 30s\n    sending_queue:\n      queue_size: {QUEUE}\n      num_consumers: 2\n{RETRY_FOREVER}"
+    );
+    let a = Collector::start("fwd-outage-a", &forwarder_config(&exporters, "otlp"));
+    let requests = generated(SENT, 100);
+    let runtime = runtime();
+
+    // B is down: the queue takes the first QUEUE requests (they stay in it,
+    // being retried); each later one is dropped by the full queue, and
+    // the receiver answers UNAVAILABLE so that the client retries.
+    let answers = export_each(&runtime, a.grpc.unwrap(), &requests);
+    let (accepted, refused) = requests.split_at(QUEUE);
+    for (i, answer) in answers.iter().enumerate() {
+        if i < QUEUE {
+            assert_eq!(*answer, Ok(()), "request {i}: {answers:?}");
+        } else {
+            assert_eq!(*answer, Err(Code::Unavailable), "request {i}: {answers:?}");
+        }
+    }
+    let metrics = scrape(&a);
+    let series = |name| exporter_series(name, "otlp");
+    assert_eq!(
+        metric(&metrics, &series("enqueue_failed_profiles_total")),
+        profile_count(refused)
+    );
+    assert_eq!(metric(&metrics, &series("queue_size")), QUEUE as f64);
+    assert_eq!(metric(&metrics, &series("sent_profiles_total")), 0.0);
+    assert_eq!(metric(&metrics, &series("send_failed_profiles_total")), 0.0);
+    // The receiver counts as accepted only what the queue took.
+    let receiver = |name: &str| {
+        format!("profbridge_receiver_{name}{{receiver=\"otlp\",transport=\"grpc\"}}")
+    };
+    assert_eq!(
+        metric(&metrics, &receiver("accepted_profiles_total")),
+        profile_count(accepted)
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            "profbridge_receiver_refused_profiles_total{receiver=\"otlp\",transport=\"grpc\",reason=\"unavailable\"}"
+        ),
+        profile_count(refused)
+    );
+
+    // B comes up where A is sending: every request A answered OK arrives,
+    // once, and none of those it refused.
+    let b = Collector::start("fwd-outage-b", &sink_config(&format!("127.0.0.1:{port}")));
+    wait_until("A's queue to drain into B", || {
+        let metrics = scrape(&a);
+        metric(&metrics, &series("queue_size")) == 0.0
+            && metric(&metrics, &series("sent_profiles_total")) == profile_count(accepted)
+    });
+    // B answers once its queues have a request, and writes it after.
+    wait_until("B to write what it took", || {
+        otlp_file_count(&b.data) >= QUEUE
+    });
+    assert_same_requests("B after the outage", accepted, &requests_under(&b.data));
+
+    // The client's retry of a refused request now goes through.
+    export_all_ok(&runtime, a.grpc.unwrap(), &refused[..1]);
+    wait_until("the retried request to reach B", || {
+        otlp_file_count(&b.data) > QUEUE
+    });
+    assert_same_requests(
+        "B after a retry",
+        &requests[..=QUEUE],
+        &requests_under(&b.data),
+    );
+    assert_eq!(
+        exporter_metric(&a, "enqueue_failed_profiles_total", "otlp"),
+        profile_count(refused),
+        "nothing more was dropped"
+    );
+
+    let (status, _) = a.terminate();
+    assert!(status.success(), "A: {status}");
+    let (status, _) = b.terminate();
+    assert!(status.success(), "B: {status}");
+}
+
+// ---- 3. a persistent queue across SIGKILL ----
+
+#[test]
+fn a_persistent_queue_delivers_after_sigkill_and_restart() {
+    const SENT: u64 = 5;
+    let port = reserve_port();
+    let exporters = format!(
+        "  otlp:\n    endpoint: http://127.0.0.1:{port}\n    timeout: 30s\n    sending_queue:\n      storage: {{data}}/queue\n{RETRY_FOREVER}"
+    );
+    let a = Collector::start("fwd-persistent-a", &forwarder_config(&exporters, "otlp"));
+    let queue_dir = a.data.join("queue").join("otlp");
+    let requests = generated(SENT, 200);
+    let expected = canonical(&requests);
+    let runtime = runtime();
+    // OK means on disk (fsynced).
+    export_all_ok(&runtime, a.grpc.unwrap(), &requests);
+    assert_eq!(exporter_metric(&a, "queue_size", "otlp"), SENT as f64);
+
+    // A crash: no shutdown, nothing drained.
+    let a = Collector::restart(a.kill());
+    assert_eq!(
+        exporter_metric(&a, "queue_size", "otlp"),
+        SENT as f64,
+        "every stored request is queued again at start"
+    );
+    let b = Collector::start(
+        "fwd-persistent-b",
+        &sink_config(&format!("127.0.0.1:{port}")),
+    );
+    let mut problem = None;
+    wait_until("every stored request to reach B", || {
+        problem = missing_or_strangers(&expected, &requests_under(&b.data));
+        problem.is_none()
+    });
+    wait_until("A's persistent queue to be empty", || {
+        exporter_metric(&a, "queue_size", "otlp") == 0.0
+    });
+
+    // What was delivered is marked done on disk: a second crash and
+    // restart has nothing left to send.
+    let a = Collector::restart(a.kill());
+    assert_eq!(exporter_metric(&a, "queue_size", "otlp"), 0.0);
+    let segments: Vec<PathBuf> = files_under(&queue_dir)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "seg"))
+        .collect();
+    assert!(
+        segments.is_empty(),
+        "segments whose requests are all done are deleted: {segments:?}"
+    );
+    let (status, _) = a.terminate();
+    assert!(status.success(), "A: {status}");
+    let (status, _) = b.terminate();
+    assert!(status.success(), "B: {status}");
+}
+
+// ---- 4. permanent errors ----
+
+#[test]
+fn permanent_errors_are_sent_once_and_kept_as_dead_letters() {
+    let runtime = runtime();
+    let (address, calls) = fake_destination(&runtime, Behaviour::Reject);
+    let exporters = format!(
+        "  otlp:\n    endpoint: http://{address}\n    timeout: 30s\n    dead_letter: {{data}}/dead\n{RETRY_FOREVER}"
+    );
+    let a = Collector::start("fwd-dead-letter", &forwarder_config(&exporters, "otlp"));
+    let dead = a.data.join("dead");
+    let mut requests = generated(3, 300);
+    requests.extend(corpus_requests().into_iter().take(1));
+    export_all_ok(&runtime, a.grpc.unwrap(), &requests);
+
+    wait_until("one dead letter per request", || {
+        otlp_file_count(&dead) >= requests.len()
+    });
+    // A dead letter is written once the request failed for good: any
+    // retry would have come before it.
+    assert_eq!(calls.load(Ordering::SeqCst), requests.len(), "no retries");
+    let letters = files_under(&dead);
+    assert_eq!(letters.len(), requests.len(), "{letters:?}");
+    for letter in &letters {
+        let name = letter.file_name().unwrap().to_string_lossy();
+        assert!(
+            name.starts_with("otlp-") && name.ends_with(".otlp.pb"),
+            "{name}"
+        );
+    }
+    assert_same_requests("dead letters", &requests, &requests_under(&dead));
+    let metrics = scrape(&a);
+    let series = |name| exporter_series(name, "otlp");
+    assert_eq!(
+        metric(&metrics, &series("send_failed_profiles_total")),
+        profile_count(&requests)
+    );
+    assert_eq!(metric(&metrics, &series("sent_profiles_total")), 0.0);
+    wait_until("A's queue to let go of the dead letters", || {
+        exporter_metric(&a, "queue_size", "otlp") == 0.0
+    });
+
+    let (status, _) = a.terminate();
+    assert!(status.success(), "A: {status}");
+    assert_eq!(calls.load(Ordering::SeqCst), requests.len());
+}
+
+// ---- 5. a stalled destination beside a healthy one ----
+
+#[test]
+fn a_stalled_destination_does_not_hold_back_the_other_exporter() {
+    const QUEUE: usize = 4;
+    let runtime = runtime();
+    let (address, calls) = fake_destination(&runtime, Behaviour::Stall);
+    let exporters = format!(
+        "  otlp/stalled:\n    endpoint: http://{address}\n    timeout: 1s\n    sending_queue:\n      queue_size: {QUEUE}\n      num_consumers: 2\n{RETRY_FOREVER}\
+         \x20 file:\n    path: {{data}}\n    format: otlp\n"
+    );
+    let a = Collector::start(
+        "fwd-isolation",
+        &forwarder_config(&exporters, "otlp/stalled, file"),
+    );
+    let requests = generated(QUEUE as u64 + 1, 400);
+    let answers = export_each(&runtime, a.grpc.unwrap(), &requests);
+    let (within, beyond) = requests.split_at(QUEUE);
+    // Within the stalled exporter's queue, A answers OK; beyond it, that
+    // queue drops the request and A answers UNAVAILABLE.
+    let expected: Vec<Result<(), Code>> = within
+        .iter()
+        .map(|_| Ok(()))
+        .chain(beyond.iter().map(|_| Err(Code::Unavailable)))
+        .collect();
+    assert_eq!(answers, expected);
+
+    // The file exporter gets every request, the dropped one included.
+    wait_until("the file exporter to write every request", || {
+        otlp_file_count(&a.data) >= requests.len()
+    });
+    assert_same_requests("file exporter", &requests, &requests_under(&a.data));
+    wait_until("the stalled destination to be tried", || {
+        calls.load(Ordering::SeqCst) > 0
+    });
+    let metrics = scrape(&a);
+    let stalled = |name| exporter_series(name, "otlp/stalled");
+    assert_eq!(metric(&metrics, &stalled("sent_profiles_total")), 0.0);
+    assert_eq!(metric(&metrics, &stalled("queue_size")), QUEUE as f64);
+    assert_eq!(
+        metric(&metrics, &stalled("enqueue_failed_profiles_total")),
+        profile_count(beyond)
+    );
+    let file = |name| exporter_series(name, "file");
+    wait_until("the file exporter to count every profile", || {
+        exporter_metric(&a, "sent_profiles_total", "file") == profile_count(&requests)
+    });
+    assert_eq!(
+        metric(&metrics, &file("enqueue_failed_profiles_total")),
+        0.0
+    );
+    // A is killed on drop: a clean shutdown would wait for the stalled
+    // exporter.
+    drop(a);
+}
