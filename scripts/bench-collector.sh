@@ -16,6 +16,8 @@
 # Usage: scripts/bench-collector.sh [SECONDS] [CONNECTIONS] [STACKS] [QUEUE] [SHAPE]
 #   (defaults 15 s, 4 connections, generated requests of 2000 stacks, 64MiB,
 #   SHAPE tree: stacks from a call tree; random: frames drawn at random)
+# With PPROF=FILE in the environment, every request is that pprof (or legacy
+# profile) converted to OTLP instead of a generated one.
 # Needs: cargo, curl.
 set -euo pipefail
 
@@ -123,7 +125,7 @@ load() {
   local address=$1 line
   shift
   line=$("$loadgen" --endpoint "http://$address" --connections "$connections" \
-    --duration "$seconds" --stacks "$stacks" --shape "$shape" "$@")
+    --duration "$seconds" --stacks "$stacks" --shape "$shape" ${PPROF:+--pprof "$PPROF"} "$@")
   local requests ok refused errors
   requests=$(field requests <<<"$line"); ok=$(field ok <<<"$line")
   refused=$(field refused_retryable <<<"$line"); errors=$(field errors <<<"$line")
@@ -143,7 +145,11 @@ row() {
     'BEGIN { printf "%-34s %8.1f %8.1f %9.1f %8.1f %8.1f %7d %8d %6d\n", l, r, o, mb, p50, p99, ok, ref, err }'
 }
 
-echo "load: $connections connections, ${seconds} s, $shape-shaped requests of $stacks stacks"
+if [ -n "${PPROF:-}" ]; then
+  echo "load: $connections connections, ${seconds} s, requests made from $PPROF"
+else
+  echo "load: $connections connections, ${seconds} s, $shape-shaped requests of $stacks stacks"
+fi
 printf "%-34s %8s %8s %9s %8s %8s %7s %8s %6s\n" \
   "" "req/s" "ok req/s" "ok MB/s" "p50 ms" "p99 ms" "ok" "refused" "errors"
 
