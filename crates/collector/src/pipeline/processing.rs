@@ -1,7 +1,10 @@
 //! The processors of a pipeline, run in order on the drain task. A batch
 //! processor holds requests back; what it holds keeps its share of the
-//! pipeline's budget (and its receivers wait for their confirmation) until
-//! everything it held has gone on to the exporters.
+//! pipeline's budget until everything it held has gone on to the
+//! exporters. Its receivers are answered as soon as it holds a request, as
+//! the OpenTelemetry Collector's batch processor does: held in memory, a
+//! request is exported at shutdown but lost if the process is killed, even
+//! in front of a persistent queue.
 
 use std::sync::Arc;
 
@@ -25,11 +28,10 @@ pub(super) struct InFlight {
     pub confirms: Vec<oneshot::Sender<bool>>,
 }
 
-/// One stage of the chain, with what a batch processor holds back.
+/// One stage of the chain, with the budget a batch processor holds.
 pub(super) struct Stage {
     processor: Processor,
     held: Vec<Arc<Reservation>>,
-    confirms: Vec<oneshot::Sender<bool>>,
 }
 
 impl Stage {
@@ -37,7 +39,6 @@ impl Stage {
         Self {
             processor,
             held: Vec::new(),
-            confirms: Vec::new(),
         }
     }
 
@@ -71,7 +72,9 @@ pub(super) fn run(
                 }
                 Processor::Batch(batcher) => {
                     stage.held.push(item.hold);
-                    stage.confirms.extend(item.confirms);
+                    for confirm in item.confirms {
+                        let _ = confirm.send(true);
+                    }
                     let ready = batcher.push(owned(item.batch));
                     out.extend(release(stage, ready, budget));
                 }
@@ -97,14 +100,13 @@ pub(super) fn flush(stages: &mut [Stage], index: usize, budget: &Arc<ByteBudget>
 }
 
 /// Batches a batch processor let go. Each holds budget for itself; once the
-/// processor holds nothing more, what its inputs held is let go, and their
-/// confirmations travel with the last batch.
+/// processor holds nothing more, what its inputs held is let go.
 fn release(stage: &mut Stage, ready: Vec<Batch>, budget: &Arc<ByteBudget>) -> Vec<InFlight> {
     let empty = match &stage.processor {
         Processor::Batch(batcher) => batcher.is_empty(),
         Processor::Resource(_) => true,
     };
-    let mut out: Vec<InFlight> = ready
+    let out: Vec<InFlight> = ready
         .into_iter()
         .map(|batch| InFlight {
             hold: Arc::new(budget.reserve_forced(batch.memory_size)),
@@ -114,9 +116,6 @@ fn release(stage: &mut Stage, ready: Vec<Batch>, budget: &Arc<ByteBudget>) -> Ve
         .collect();
     if empty {
         stage.held.clear();
-        if let Some(last) = out.last_mut() {
-            last.confirms = std::mem::take(&mut stage.confirms);
-        }
     }
     out
 }
