@@ -18,9 +18,11 @@ use crate::exporters::file::FileExporter;
 use crate::exporters::helper::{ExporterHelperConfig, QueuedExporter};
 use crate::exporters::otlp::OtlpGrpcExporter;
 use crate::exporters::otlp_http::OtlpHttpExporter;
+use crate::exporters::pyroscope::PyroscopeExporter;
 use crate::pipeline::{Exporter, Pipeline, PipelineHandle, Processor};
 use crate::processors::{Batcher, ResourceProcessor};
 use crate::receivers::otlp::{grpc, http};
+use crate::receivers::{file, pprof, pyroscope};
 use crate::telemetry::instruments::{register_process, register_queue};
 use crate::telemetry::{server as telemetry_server, Readiness, ReceiverMetrics, Registry};
 
@@ -35,6 +37,8 @@ pub enum StartError {
         address: String,
         source: std::io::Error,
     },
+    #[error("receiver {id}: {reason}")]
+    Receiver { id: String, reason: String },
     #[error("receiver {id}: cannot listen on {endpoint}: {source}")]
     Listen {
         id: String,
@@ -56,6 +60,8 @@ pub struct Endpoint {
 pub struct Running {
     pub listening: Vec<Endpoint>,
     pub writing: Vec<String>,
+    /// What file receivers watch, for the start-up message.
+    pub watching: Vec<String>,
     /// The collector's own metrics, also served on `/metrics`.
     pub metrics: Arc<Registry>,
     stop: watch::Sender<bool>,
@@ -147,6 +153,7 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
 
     let (stop, stopped) = watch::channel(false);
     let mut listening = Vec::new();
+    let mut watching = Vec::new();
     let mut servers = Vec::new();
     for (id, receiver) in &config.receivers {
         let name = id.to_string();
@@ -198,12 +205,53 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                     }));
                 }
             }
+            ReceiverConfig::Pprof(pprof_config) => {
+                let listener = bind(&name, &pprof_config.endpoint).await?;
+                let what = format!("{name} pprof push (POST {})", pprof_config.path);
+                note_endpoint(&mut listening, &listener, what);
+                let shutdown = wait_for(stopped.clone());
+                let config = pprof_config.clone();
+                let metrics = ReceiverMetrics::new(&registry, &name, "http");
+                servers.push(tokio::spawn(async move {
+                    if let Err(error) =
+                        pprof::serve(listener, config, handles, metrics, shutdown).await
+                    {
+                        tracing::error!(%error, "pprof receiver failed");
+                    }
+                }));
+            }
+            ReceiverConfig::Pyroscope(pyroscope_config) => {
+                let listener = bind(&name, &pyroscope_config.endpoint).await?;
+                let what = format!("{name} Pyroscope ingest (POST {})", pyroscope::INGEST_PATH);
+                note_endpoint(&mut listening, &listener, what);
+                let shutdown = wait_for(stopped.clone());
+                let config = pyroscope_config.clone();
+                let metrics = ReceiverMetrics::new(&registry, &name, "http");
+                servers.push(tokio::spawn(async move {
+                    if let Err(error) =
+                        pyroscope::serve(listener, config, handles, metrics, shutdown).await
+                    {
+                        tracing::error!(%error, "Pyroscope receiver failed");
+                    }
+                }));
+            }
+            ReceiverConfig::File(file_config) => {
+                let metrics = ReceiverMetrics::new(&registry, &name, "file");
+                let watcher = file::start(&name, file_config, handles, metrics, stopped.clone())
+                    .map_err(|reason| StartError::Receiver {
+                        id: name.clone(),
+                        reason,
+                    })?;
+                watching.push(file::describe(&name, file_config));
+                servers.push(watcher);
+            }
         }
     }
     let telemetry = serve_telemetry(telemetry_listener, &registry, &mut listening);
     Ok(Running {
         listening,
         writing,
+        watching,
         metrics: registry,
         stop,
         servers,
@@ -271,6 +319,20 @@ fn build_exporter(
                 exporter: Box::new(exporter),
             }
         }
+        ExporterConfig::Pyroscope(pyroscope) => {
+            let exporter = PyroscopeExporter::new(pyroscope).map_err(|e| StartError::Exporter {
+                id: name.clone(),
+                reason: e.to_string(),
+            })?;
+            writing.push(format!(
+                "{name} exporter pushing pprof to Pyroscope at {}",
+                exporter.url()
+            ));
+            Exporter::Pyroscope {
+                name,
+                exporter: Box::new(exporter),
+            }
+        }
     })
 }
 
@@ -295,6 +357,7 @@ fn helper_config(config: &ExporterConfig) -> ExporterHelperConfig {
         ExporterConfig::Nop => ExporterHelperConfig::default(),
         ExporterConfig::Otlp(otlp) => otlp.helper(),
         ExporterConfig::OtlpHttp(http) => http.helper(),
+        ExporterConfig::Pyroscope(pyroscope) => pyroscope.helper(),
     }
 }
 
@@ -329,6 +392,12 @@ fn serve_telemetry(
         readiness,
         stop,
         server,
+    }
+}
+
+fn note_endpoint(listening: &mut Vec<Endpoint>, listener: &tokio::net::TcpListener, what: String) {
+    if let Ok(address) = listener.local_addr() {
+        listening.push(Endpoint { what, address });
     }
 }
 

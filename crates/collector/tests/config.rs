@@ -70,7 +70,7 @@ fn otlp_receiver(
 ) -> &profbridge_collector::receivers::otlp::config::OtlpReceiverConfig {
     match config.receivers.first() {
         Some((_, ReceiverConfig::Otlp(otlp))) => otlp,
-        None => panic!("no receiver"),
+        other => panic!("no OTLP receiver first: {other:?}"),
     }
 }
 
@@ -377,7 +377,7 @@ fn unknown_component_types_list_the_known_ones() {
         .replace("[otlp]", "[otlpp]");
     assert_eq!(
         problems(&yaml),
-        ["receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp"]
+        ["receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file"]
     );
     let yaml = format!("processors:\n  filter:\n{}", with_exporters(""));
     assert_eq!(
@@ -387,7 +387,7 @@ fn unknown_component_types_list_the_known_ones() {
     let yaml = with_exporters("  kafka/out:\n    brokers: [a]");
     assert_eq!(
         problems(&yaml),
-        ["exporters.kafka/out: unknown exporter type \"kafka\"; known: file, debug, nop, otlp, otlphttp"]
+        ["exporters.kafka/out: unknown exporter type \"kafka\"; known: file, debug, nop, otlp, otlphttp, pyroscope"]
     );
     let yaml = with_exporters("  File:\n");
     assert_eq!(
@@ -624,7 +624,7 @@ service:
     assert_eq!(
         errors.to_string(),
         "service.telemetry.logs.level: environment variable LOG_LEVEL is not set; set it or give a default: ${env:LOG_LEVEL:-default}
-receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp
+receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file
 exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention, sending_queue, retry_on_failure, timeout, dead_letter
 exporters.file/old.retention.max_age: \"soon\" is not a duration (like 5s, 250ms, 1m30s)
 service.pipelines.traces: a pipeline's key is profiles or profiles/NAME (profbridge carries profiles only)

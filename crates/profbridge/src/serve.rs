@@ -49,6 +49,9 @@ async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> 
     for writing in &running.writing {
         writeln!(stdout, "profbridge: {writing}")?;
     }
+    for watching in &running.watching {
+        writeln!(stdout, "profbridge: {watching}")?;
+    }
     writeln!(stdout, "profbridge: ready")?;
     stdout.flush()?;
     drop(stdout);

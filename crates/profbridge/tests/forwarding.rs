@@ -460,9 +460,8 @@ fn an_outage_loses_nothing_within_the_queue_and_refuses_the_rest() {
     assert_eq!(metric(&metrics, &series("sent_profiles_total")), 0.0);
     assert_eq!(metric(&metrics, &series("send_failed_profiles_total")), 0.0);
     // The receiver counts as accepted only what the queue took.
-    let receiver = |name: &str| {
-        format!("profbridge_receiver_{name}{{receiver=\"otlp\",transport=\"grpc\"}}")
-    };
+    let receiver =
+        |name: &str| format!("profbridge_receiver_{name}{{receiver=\"otlp\",transport=\"grpc\"}}");
     assert_eq!(
         metric(&metrics, &receiver("accepted_profiles_total")),
         profile_count(accepted)

@@ -10,8 +10,12 @@ use crate::exporters::debug::config::DebugExporterConfig;
 use crate::exporters::file::config::FileExporterConfig;
 use crate::exporters::otlp::config::OtlpExporterConfig;
 use crate::exporters::otlp_http::config::OtlpHttpExporterConfig;
+use crate::exporters::pyroscope::config::PyroscopeExporterConfig;
 use crate::processors::{BatchProcessorConfig, OptionProblem, ResourceProcessorConfig};
+use crate::receivers::file::config::FileReceiverConfig;
 use crate::receivers::otlp::config::OtlpReceiverConfig;
+use crate::receivers::pprof::config::PprofReceiverConfig;
+use crate::receivers::pyroscope::config::PyroscopeReceiverConfig;
 use crate::telemetry::config::TelemetryConfig;
 
 /// The whole configuration, components in the order the file lists them.
@@ -44,6 +48,12 @@ pub struct PipelineConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReceiverConfig {
     Otlp(OtlpReceiverConfig),
+    /// pprof and legacy profiles POSTed over HTTP.
+    Pprof(PprofReceiverConfig),
+    /// Pyroscope's `POST /ingest`.
+    Pyroscope(PyroscopeReceiverConfig),
+    /// Profile files in watched folders.
+    File(FileReceiverConfig),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +70,8 @@ pub enum ExporterConfig {
     Otlp(OtlpExporterConfig),
     /// OTLP over HTTP.
     OtlpHttp(OtlpHttpExporterConfig),
+    /// pprof pushed to Pyroscope's `/ingest`.
+    Pyroscope(PyroscopeExporterConfig),
     /// Accepts and drops everything; takes no options.
     Nop,
 }
@@ -71,11 +83,14 @@ struct NoOptions {}
 
 impl ReceiverConfig {
     /// Every receiver type, as written in component ids.
-    pub const TYPES: &'static [&'static str] = &["otlp"];
+    pub const TYPES: &'static [&'static str] = &["otlp", "pprof", "pyroscope", "file"];
 
     pub fn kind(&self) -> &'static str {
         match self {
             Self::Otlp(_) => "otlp",
+            Self::Pprof(_) => "pprof",
+            Self::Pyroscope(_) => "pyroscope",
+            Self::File(_) => "file",
         }
     }
 
@@ -83,6 +98,9 @@ impl ReceiverConfig {
     pub(crate) fn from_value(kind: &str, value: Value, path: &str) -> Result<Self, Problem> {
         match kind {
             "otlp" => deserialize_at(value, path).map(Self::Otlp),
+            "pprof" => deserialize_at(value, path).map(Self::Pprof),
+            "pyroscope" => deserialize_at(value, path).map(Self::Pyroscope),
+            "file" => deserialize_at(value, path).map(Self::File),
             _ => Err(unknown_type(path, "receiver", kind, Self::TYPES)),
         }
     }
@@ -120,7 +138,8 @@ impl ProcessorConfig {
 
 impl ExporterConfig {
     /// Every exporter type, as written in component ids.
-    pub const TYPES: &'static [&'static str] = &["file", "debug", "nop", "otlp", "otlphttp"];
+    pub const TYPES: &'static [&'static str] =
+        &["file", "debug", "nop", "otlp", "otlphttp", "pyroscope"];
 
     pub fn kind(&self) -> &'static str {
         match self {
@@ -129,6 +148,7 @@ impl ExporterConfig {
             Self::Nop => "nop",
             Self::Otlp(_) => "otlp",
             Self::OtlpHttp(_) => "otlphttp",
+            Self::Pyroscope(_) => "pyroscope",
         }
     }
 
@@ -140,6 +160,7 @@ impl ExporterConfig {
             "nop" => deserialize_at::<NoOptions>(value, path).map(|_| Self::Nop),
             "otlp" => deserialize_at(value, path).map(Self::Otlp),
             "otlphttp" => deserialize_at(value, path).map(Self::OtlpHttp),
+            "pyroscope" => deserialize_at(value, path).map(Self::Pyroscope),
             _ => Err(unknown_type(path, "exporter", kind, Self::TYPES)),
         }
     }

@@ -101,6 +101,15 @@ fn listeners(config: &Config) -> Vec<Listener> {
                     });
                 }
             }
+            ReceiverConfig::Pprof(pprof) => listeners.push(Listener {
+                path: format!("{path}.endpoint"),
+                address: pprof.endpoint.clone(),
+            }),
+            ReceiverConfig::Pyroscope(pyroscope) => listeners.push(Listener {
+                path: format!("{path}.endpoint"),
+                address: pyroscope.endpoint.clone(),
+            }),
+            ReceiverConfig::File(_) => {}
         }
     }
     let metrics = &config.service.telemetry.metrics.address;
@@ -114,12 +123,39 @@ fn listeners(config: &Config) -> Vec<Listener> {
 }
 
 fn check_options(config: &Config, problems: &mut Vec<Problem>) {
+    let mut checkpoints: Vec<(String, std::path::PathBuf)> = Vec::new();
     for (id, receiver) in &config.receivers {
-        let ReceiverConfig::Otlp(otlp) = receiver;
-        if otlp.protocols.grpc.is_none() && otlp.protocols.http.is_none() {
+        let option_problems = match receiver {
+            ReceiverConfig::Otlp(otlp) => {
+                if otlp.protocols.grpc.is_none() && otlp.protocols.http.is_none() {
+                    problems.push(Problem::new(
+                        format!("receivers.{id}.protocols"),
+                        "no protocol is on; add grpc:, http: or both (with no options they listen on 127.0.0.1:4317 and :4318)",
+                    ));
+                }
+                Vec::new()
+            }
+            ReceiverConfig::Pprof(pprof) => pprof.problems(),
+            ReceiverConfig::Pyroscope(pyroscope) => pyroscope.problems(),
+            ReceiverConfig::File(file) => {
+                let path = file.checkpoint_path(&id.to_string());
+                if let Some((other, _)) = checkpoints.iter().find(|(_, seen)| *seen == path) {
+                    problems.push(Problem::new(
+                        format!("receivers.{id}.checkpoint"),
+                        format!(
+                            "{} is the checkpoint of receivers.{other} too; give each file receiver its own",
+                            path.display()
+                        ),
+                    ));
+                }
+                checkpoints.push((id.to_string(), path));
+                file.problems()
+            }
+        };
+        for problem in option_problems {
             problems.push(Problem::new(
-                format!("receivers.{id}.protocols"),
-                "no protocol is on; add grpc:, http: or both (with no options they listen on 127.0.0.1:4317 and :4318)",
+                format!("receivers.{id}.{}", problem.path),
+                problem.message,
             ));
         }
     }
@@ -144,6 +180,14 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
                     format!("exporters.{id}.endpoint"),
                     "is empty; name the receiver to send to, like http://collector:4318",
                 ));
+            }
+            ExporterConfig::Pyroscope(pyroscope) => {
+                for problem in pyroscope.problems() {
+                    problems.push(Problem::new(
+                        format!("exporters.{id}.{}", problem.path),
+                        problem.message,
+                    ));
+                }
             }
             _ => {}
         }

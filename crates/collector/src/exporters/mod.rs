@@ -5,6 +5,7 @@ pub mod file;
 pub mod helper;
 pub mod otlp;
 pub mod otlp_http;
+pub mod pyroscope;
 
 use std::time::Duration;
 

@@ -8,6 +8,7 @@ use crate::exporters::debug::DebugExporter;
 use crate::exporters::file::FileExporter;
 use crate::exporters::otlp::OtlpGrpcExporter;
 use crate::exporters::otlp_http::OtlpHttpExporter;
+use crate::exporters::pyroscope::PyroscopeExporter;
 use crate::exporters::ExportError;
 
 use super::Batch;
@@ -30,6 +31,10 @@ pub enum Exporter {
     OtlpHttp {
         name: String,
         exporter: Box<OtlpHttpExporter>,
+    },
+    Pyroscope {
+        name: String,
+        exporter: Box<PyroscopeExporter>,
     },
     /// Hands each batch to a test, which answers how the export went.
     #[doc(hidden)]
@@ -64,6 +69,7 @@ impl Exporter {
             | Self::Nop { name }
             | Self::OtlpGrpc { name, .. }
             | Self::OtlpHttp { name, .. }
+            | Self::Pyroscope { name, .. }
             | Self::Channel { name, .. } => name,
         }
     }
@@ -74,6 +80,8 @@ impl Exporter {
             Self::Nop { .. } => Ok(()),
             Self::OtlpGrpc { exporter, .. } => exporter.export(batch).await,
             Self::OtlpHttp { exporter, .. } => exporter.export(batch).await,
+            // Converts on the blocking pool itself, then sends.
+            Self::Pyroscope { exporter, .. } => exporter.export_shared(batch).await,
             Self::Channel { sender, .. } => {
                 let (reply, answer) = oneshot::channel();
                 let export = ChannelExport {
@@ -106,7 +114,8 @@ impl Exporter {
             Self::Nop { .. }
             | Self::Channel { .. }
             | Self::OtlpGrpc { .. }
-            | Self::OtlpHttp { .. } => Ok(()),
+            | Self::OtlpHttp { .. }
+            | Self::Pyroscope { .. } => Ok(()),
         }
     }
 }

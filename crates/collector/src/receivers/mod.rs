@@ -1,3 +1,8 @@
 //! Receivers: where profiles enter.
 
+pub mod file;
+mod handoff;
+mod legacy_http;
 pub mod otlp;
+pub mod pprof;
+pub mod pyroscope;

@@ -16,6 +16,8 @@ pub struct Collector {
     pub grpc: Option<SocketAddr>,
     pub http: Option<SocketAddr>,
     pub telemetry: Option<SocketAddr>,
+    /// Every `WHAT listening on ADDRESS` line, as (WHAT, ADDRESS).
+    pub listening: Vec<(String, SocketAddr)>,
     /// `{data}` in the configuration: a folder for file exporters.
     pub data: PathBuf,
     dir: Option<TempDir>,
@@ -38,14 +40,61 @@ impl Collector {
         Self::launch(dir)
     }
 
-    /// Runs `serve` on `dir/profbridge.yaml`; returns once it is ready.
-    fn launch(dir: TempDir) -> Self {
+    /// [`Self::start`], with the collector's log (stderr) going to a file
+    /// that [`Self::log`] reads.
+    pub fn start_logged(label: &str, config: &str) -> Self {
+        let dir = TempDir::new(label);
         let data = dir.path().join("data");
         let path = dir.path().join("profbridge.yaml");
+        std::fs::write(&path, config.replace("{data}", data.to_str().unwrap())).unwrap();
+        Self::spawn(dir, true)
+    }
+
+    /// [`Self::restart`] for a collector started with [`Self::start_logged`];
+    /// the log goes on in the same file.
+    pub fn restart_logged(dir: TempDir) -> Self {
+        Self::spawn(dir, true)
+    }
+
+    /// What the collector logged so far, when started with
+    /// [`Self::start_logged`].
+    pub fn log(&self) -> String {
+        let dir = self.dir.as_ref().unwrap();
+        std::fs::read_to_string(dir.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// The address printed on the `… listening on ADDRESS` line whose
+    /// description contains `what`.
+    pub fn address(&self, what: &str) -> SocketAddr {
+        self.listening
+            .iter()
+            .find(|(description, _)| description.contains(what))
+            .map(|(_, address)| *address)
+            .unwrap_or_else(|| panic!("nothing listens as {what:?}: {:?}", self.listening))
+    }
+
+    /// Runs `serve` on `dir/profbridge.yaml`; returns once it is ready.
+    fn launch(dir: TempDir) -> Self {
+        Self::spawn(dir, false)
+    }
+
+    fn spawn(dir: TempDir, log_to_file: bool) -> Self {
+        let data = dir.path().join("data");
+        let path = dir.path().join("profbridge.yaml");
+        let stderr = if log_to_file {
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(dir.path().join("stderr.log"))
+                .unwrap();
+            Stdio::from(log)
+        } else {
+            Stdio::inherit()
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_profbridge"))
             .args(["serve", "--config", path.to_str().unwrap()])
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
@@ -54,6 +103,7 @@ impl Collector {
             grpc: None,
             http: None,
             telemetry: None,
+            listening: Vec::new(),
             data,
             dir: Some(dir),
         };
@@ -69,6 +119,11 @@ impl Collector {
                     return collector;
                 }
                 continue;
+            }
+            if let (Some((what, _)), Some(address)) = (line.split_once(" listening on "), address())
+            {
+                let what = what.trim_start_matches("profbridge: ").to_owned();
+                collector.listening.push((what, address));
             }
             if line.contains("OTLP gRPC") {
                 collector.grpc = address();

@@ -8,4 +8,6 @@ pub mod http;
 mod intake;
 pub mod retry_info;
 
-pub use intake::{intake, Outcome};
+pub use intake::{
+    admit, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
+};

@@ -1,0 +1,202 @@
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+
+use super::naming::{label_name, RESERVED_LABEL_NAMES};
+use crate::config::units::Duration;
+use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
+use crate::exporters::otlp::config::TlsConfig;
+use crate::exporters::otlp::tls::{split_scheme, uses_tls};
+use crate::processors::OptionProblem;
+
+/// The path appended to `endpoint`.
+pub const INGEST_PATH: &str = "/ingest";
+
+/// Default time one export attempt may take: a request may become several
+/// pushes, one per pprof.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The resource attribute that names the application by default.
+pub const DEFAULT_APPLICATION_NAME_ATTRIBUTE: &str = "service.name";
+
+/// The resource attributes that become labels by default.
+pub const DEFAULT_LABEL_ATTRIBUTES: [&str; 3] =
+    ["service.namespace", "deployment.environment", "host.name"];
+
+/// The header `tenant_id` sets.
+pub const TENANT_HEADER: &str = "x-scope-orgid";
+
+/// `exporters: pyroscope:` — pprof pushed to a Pyroscope `/ingest` endpoint.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PyroscopeExporterConfig {
+    /// Base URL of the Pyroscope server, e.g. `http://pyroscope:4040`;
+    /// `/ingest` is appended. Without a scheme, `http://` (or `https://`
+    /// when `tls` asks for TLS).
+    pub endpoint: String,
+    pub tls: TlsConfig,
+    /// Sent with every push, e.g. `authorization`.
+    pub headers: BTreeMap<String, String>,
+    /// HTTP basic authentication (Grafana Cloud: the stack's user and a
+    /// token).
+    pub basic_auth: Option<BasicAuthConfig>,
+    /// Sent as `X-Scope-OrgID`, which multi-tenant Pyroscope requires.
+    pub tenant_id: Option<String>,
+    /// The resource attribute whose value is the application name
+    /// (`unknown_service` when a resource does not have it).
+    pub application_name_attribute: String,
+    /// Resource attributes that become labels (`host.name` → `host_name`).
+    pub labels_from_resource_attributes: Vec<String>,
+    /// How long one attempt (every push of a request) may take.
+    pub timeout: Duration,
+    pub sending_queue: SendingQueueConfig,
+    pub retry_on_failure: RetryConfig,
+    /// Where requests that cannot be delivered are kept.
+    pub dead_letter: Option<String>,
+}
+
+impl Default for PyroscopeExporterConfig {
+    fn default() -> Self {
+        Self {
+            endpoint: String::new(),
+            tls: TlsConfig::default(),
+            headers: BTreeMap::new(),
+            basic_auth: None,
+            tenant_id: None,
+            application_name_attribute: DEFAULT_APPLICATION_NAME_ATTRIBUTE.to_owned(),
+            labels_from_resource_attributes: DEFAULT_LABEL_ATTRIBUTES
+                .iter()
+                .map(|key| (*key).to_owned())
+                .collect(),
+            timeout: DEFAULT_TIMEOUT,
+            sending_queue: SendingQueueConfig::default(),
+            retry_on_failure: RetryConfig::default(),
+            dead_letter: None,
+        }
+    }
+}
+
+/// `basic_auth:` — sent as `Authorization: Basic …`.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BasicAuthConfig {
+    pub username: String,
+    pub password: String,
+}
+
+/// Keeps the password out of logs and error messages.
+impl fmt::Debug for BasicAuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BasicAuthConfig")
+            .field("username", &self.username)
+            .field("password", &"<hidden>")
+            .finish()
+    }
+}
+
+impl PyroscopeExporterConfig {
+    /// The sending queue, retries, timeout and dead letters.
+    pub fn helper(&self) -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            sending_queue: self.sending_queue.clone(),
+            retry_on_failure: self.retry_on_failure.clone(),
+            timeout: self.timeout,
+            dead_letter: self.dead_letter.clone(),
+        }
+    }
+
+    /// What is wrong with the options, each at its path under the
+    /// exporter's own key. TLS files are read only when the exporter starts.
+    pub fn problems(&self) -> Vec<OptionProblem> {
+        let mut problems = Vec::new();
+        if self.endpoint.trim().is_empty() {
+            problems.push(OptionProblem::new(
+                "endpoint",
+                "is empty; name the Pyroscope server, like http://pyroscope:4040",
+            ));
+        } else if let Err(reason) = split_scheme(&self.endpoint)
+            .and_then(|(scheme, _)| uses_tls(scheme, &self.tls).map(|_| ()))
+        {
+            problems.push(OptionProblem::new("endpoint", reason));
+        }
+        for (name, value) in &self.headers {
+            let path = format!("headers.{name}");
+            if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                problems.push(OptionProblem::new(path, "is not a valid header name"));
+            } else if reqwest::header::HeaderValue::from_str(value).is_err() {
+                problems.push(OptionProblem::new(path, "is not a valid header value"));
+            } else if name.eq_ignore_ascii_case("authorization") && self.basic_auth.is_some() {
+                problems.push(OptionProblem::new(
+                    path,
+                    "conflicts with basic_auth, which sets authorization; keep one",
+                ));
+            } else if name.eq_ignore_ascii_case(TENANT_HEADER) && self.tenant_id.is_some() {
+                problems.push(OptionProblem::new(
+                    path,
+                    "conflicts with tenant_id, which sets X-Scope-OrgID; keep one",
+                ));
+            }
+        }
+        if let Some(auth) = &self.basic_auth {
+            if auth.username.is_empty() {
+                problems.push(OptionProblem::new("basic_auth.username", "is empty"));
+            } else if auth.username.contains(':') {
+                problems.push(OptionProblem::new(
+                    "basic_auth.username",
+                    "contains ':', which basic authentication cannot carry",
+                ));
+            }
+        }
+        if let Some(tenant) = &self.tenant_id {
+            if tenant.trim().is_empty() {
+                problems.push(OptionProblem::new(
+                    "tenant_id",
+                    "is empty; leave it out for a single-tenant Pyroscope",
+                ));
+            } else if reqwest::header::HeaderValue::from_str(tenant).is_err() {
+                problems.push(OptionProblem::new(
+                    "tenant_id",
+                    "is not a valid header value",
+                ));
+            }
+        }
+        if self.application_name_attribute.trim().is_empty() {
+            problems.push(OptionProblem::new(
+                "application_name_attribute",
+                "is empty; name a resource attribute, like service.name",
+            ));
+        }
+        self.label_problems(&mut problems);
+        problems
+    }
+
+    fn label_problems(&self, problems: &mut Vec<OptionProblem>) {
+        let keys = &self.labels_from_resource_attributes;
+        for (index, key) in keys.iter().enumerate() {
+            let path = format!("labels_from_resource_attributes[{index}]");
+            if key.trim().is_empty() {
+                problems.push(OptionProblem::new(path, "is empty"));
+                continue;
+            }
+            let name = label_name(key);
+            if name.starts_with("__") || RESERVED_LABEL_NAMES.contains(&name.as_str()) {
+                problems.push(OptionProblem::new(
+                    path,
+                    format!("{key:?} would become label {name}, which Pyroscope reserves"),
+                ));
+            } else if let Some(earlier) = keys
+                .iter()
+                .take(index)
+                .position(|other| label_name(other) == name)
+            {
+                problems.push(OptionProblem::new(
+                    path,
+                    format!(
+                        "{key:?} would become label {name}, as labels_from_resource_attributes[{earlier}] does"
+                    ),
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,430 @@
+//! The Pyroscope exporter: each pprof that `otlp_to_pprof` makes of a
+//! request (one per scope, more when a scope's profiles disagree on time
+//! or period) is pushed to Pyroscope's HTTP ingest API:
+//!
+//! ```text
+//! POST {endpoint}/ingest?name=APP{label=value,…}&from=SECONDS&until=SECONDS&format=pprof&spyName=profbridge
+//! Content-Type: application/octet-stream
+//!
+//! <gzipped pprof>
+//! ```
+//!
+//! The body is the pprof itself, the form Pyroscope documents for
+//! `format=pprof` (its handler reads the whole body as the profile when
+//! `format=pprof`; the multipart form with a `profile` part is only read
+//! without `format`, and only adds a `sample_type_config`, which profbridge
+//! has no use for). The name and time window are made as [`naming`] says.
+//! Profiles without samples are not pushed.
+//!
+//! The CPU work (conversion, encoding) runs on the blocking pool; the
+//! pushes then go one after the other. An export is one attempt: when a
+//! push fails, the export fails with that push's error, and a retry pushes
+//! every pprof of the request again (Pyroscope adds up what it is sent
+//! twice).
+
+pub mod config;
+mod naming;
+mod response;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use reqwest::{Client, Url};
+
+use profbridge_pprof::{encode, EncodeOptions};
+use profbridge_translate::{otlp_to_pprof, ToPprofOptions};
+
+use super::otlp::config::TlsConfig;
+use super::otlp::tls::{split_scheme, uses_tls, TlsFiles};
+use super::otlp::with_root_cause;
+use super::ExportError;
+use crate::pipeline::Batch;
+use config::{BasicAuthConfig, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
+pub use naming::UNKNOWN_SERVICE;
+use naming::{time_window, Naming};
+
+/// How much of a reply's body is read.
+const MAX_REPLY_BYTES: usize = 64 << 10;
+
+/// What `spyName` says: the agent the profiles came through.
+pub const SPY_NAME: &str = "profbridge";
+
+/// One pprof ready to push.
+#[derive(Debug)]
+struct Push {
+    name: String,
+    from: u64,
+    until: u64,
+    body: Vec<u8>,
+}
+
+/// Pushes batches to Pyroscope. Safe to share between tasks.
+#[derive(Debug)]
+pub struct PyroscopeExporter {
+    url: Url,
+    client: Client,
+    headers: HeaderMap,
+    basic_auth: Option<BasicAuthConfig>,
+    /// `None`: no limit.
+    timeout: Option<Duration>,
+    naming: Arc<Naming>,
+}
+
+impl PyroscopeExporter {
+    /// Checks the configuration and reads TLS files; does not connect.
+    pub fn new(config: &PyroscopeExporterConfig) -> Result<Self, ExportError> {
+        let invalid =
+            |reason: String| ExportError::Permanent(format!("pyroscope exporter: {reason}"));
+        let problems = config.problems();
+        if !problems.is_empty() {
+            let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            return Err(invalid(text.join("; ")));
+        }
+        let (url, tls) = ingest_url(config).map_err(invalid)?;
+        let timeout = Some(config.timeout.0).filter(|timeout| !timeout.is_zero());
+        Ok(Self {
+            url,
+            client: client(&config.tls, tls, timeout).map_err(invalid)?,
+            headers: headers(config).map_err(invalid)?,
+            basic_auth: config.basic_auth.clone(),
+            timeout,
+            naming: Arc::new(Naming::new(
+                &config.application_name_attribute,
+                &config.labels_from_resource_attributes,
+            )),
+        })
+    }
+
+    /// The ingest URL, without query.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// One export attempt. Copies the request for the blocking pool; the
+    /// pipeline uses [`Self::export_shared`], which does not.
+    pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+        self.export_shared(&Arc::new(batch.clone())).await
+    }
+
+    /// One export attempt: converts and encodes on the blocking pool, then
+    /// pushes each pprof in turn.
+    pub async fn export_shared(&self, batch: &Arc<Batch>) -> Result<(), ExportError> {
+        let (naming, shared) = (Arc::clone(&self.naming), Arc::clone(batch));
+        let pushes = tokio::task::spawn_blocking(move || prepare(&naming, &shared))
+            .await
+            .map_err(|error| {
+                if error.is_cancelled() {
+                    ExportError::retryable(format!("pyroscope conversion stopped: {error}"))
+                } else {
+                    ExportError::Permanent(format!("pyroscope conversion failed: {error}"))
+                }
+            })??;
+        for push in pushes {
+            self.push(push).await?;
+        }
+        Ok(())
+    }
+
+    async fn push(&self, push: Push) -> Result<(), ExportError> {
+        let mut url = self.url.clone();
+        url.query_pairs_mut()
+            .append_pair("name", &push.name)
+            .append_pair("from", &push.from.to_string())
+            .append_pair("until", &push.until.to_string())
+            .append_pair("format", "pprof")
+            .append_pair("spyName", SPY_NAME);
+        let mut request = self
+            .client
+            .post(url)
+            .headers(self.headers.clone())
+            .body(push.body);
+        if let Some(timeout) = self.timeout {
+            request = request.timeout(timeout);
+        }
+        if let Some(auth) = &self.basic_auth {
+            request = request.basic_auth(&auth.username, Some(&auth.password));
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|error| self.send_error(&error))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = read_reply(response)
+            .await
+            .map_err(|error| self.send_error(&error))?;
+        response::outcome(self.url.as_str(), &push.name, status, &headers, &body)?;
+        tracing::debug!(endpoint = %self.url, name = %push.name, "pushed a pprof to Pyroscope");
+        Ok(())
+    }
+
+    fn send_error(&self, error: &reqwest::Error) -> ExportError {
+        let url = &self.url;
+        // reqwest's own text repeats the URL and hides the cause.
+        let cause = with_root_cause(String::new(), error);
+        let cause = match cause.strip_prefix(": ") {
+            Some(root) => root.to_owned(),
+            None => error.to_string(),
+        };
+        if error.is_timeout() {
+            let limit = self.timeout.unwrap_or_default();
+            ExportError::retryable(format!("{url}: no reply within {limit:?}"))
+        } else if error.is_builder() {
+            ExportError::Permanent(format!("{url}: {cause}"))
+        } else if error.is_connect() {
+            ExportError::retryable(format!("{url}: not reachable: {cause}"))
+        } else {
+            ExportError::retryable(format!("{url}: {cause}"))
+        }
+    }
+}
+
+/// The pprofs of a batch, named and encoded. Requests that cannot become
+/// pprof fail permanently; when only some profiles cannot, the rest go.
+fn prepare(naming: &Naming, batch: &Batch) -> Result<Vec<Push>, ExportError> {
+    let converted = otlp_to_pprof(&batch.request, &ToPprofOptions::default())
+        .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?;
+    if let Some((profile, error)) = converted.rejected.first() {
+        if converted.profiles.is_empty() {
+            return Err(ExportError::Permanent(format!(
+                "cannot convert to pprof: {profile:?}: {error}"
+            )));
+        }
+        tracing::warn!(
+            rejected = converted.rejected.len(),
+            first = %error,
+            "pyroscope exporter skipped profiles that cannot become pprof"
+        );
+    }
+    Ok(converted
+        .profiles
+        .iter()
+        .filter(|output| !output.profile.sample.is_empty())
+        .map(|output| {
+            let profile = &output.profile;
+            let (from, until) = time_window(
+                profile.time_nanos,
+                profile.duration_nanos,
+                batch.received_at,
+            );
+            Push {
+                name: naming.name(&output.resource_attributes),
+                from,
+                until,
+                body: encode(profile, &EncodeOptions::default()),
+            }
+        })
+        .collect())
+}
+
+/// The start of a reply's body: enough for an error message.
+async fn read_reply(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = MAX_REPLY_BYTES.saturating_sub(body.len());
+        body.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        if body.len() >= MAX_REPLY_BYTES {
+            break;
+        }
+    }
+    Ok(body)
+}
+
+/// `{endpoint}/ingest`, and whether it uses TLS.
+fn ingest_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), String> {
+    let given = config.endpoint.trim();
+    let (scheme, rest) = split_scheme(given)?;
+    let tls = uses_tls(scheme, &config.tls)?;
+    let text = format!(
+        "{}://{}{INGEST_PATH}",
+        if tls { "https" } else { "http" },
+        rest.trim_end_matches('/')
+    );
+    let url = Url::parse(&text).map_err(|error| format!("{given:?} is not a URL: {error}"))?;
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{given:?} has no host"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "{given:?} has a query or fragment; give the base URL only"
+        ));
+    }
+    Ok((url, tls))
+}
+
+fn headers(config: &PyroscopeExporterConfig) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &config.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("headers: {name:?} is not a valid header name"))?;
+        headers.insert(name, sensitive(value)?);
+    }
+    if let Some(tenant) = &config.tenant_id {
+        headers.insert(HeaderName::from_static(TENANT_HEADER), sensitive(tenant)?);
+    }
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    Ok(headers)
+}
+
+/// A header value kept out of Debug output: headers often carry
+/// credentials.
+fn sensitive(value: &str) -> Result<HeaderValue, String> {
+    let mut value = HeaderValue::from_str(value)
+        .map_err(|_| "a header value is not valid in HTTP".to_owned())?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+fn client(config: &TlsConfig, tls: bool, timeout: Option<Duration>) -> Result<Client, String> {
+    let mut builder =
+        Client::builder().user_agent(concat!("profbridge/", env!("CARGO_PKG_VERSION")));
+    if let Some(timeout) = timeout {
+        builder = builder.connect_timeout(timeout);
+    }
+    if tls {
+        builder = with_tls(builder.https_only(true), config)?;
+    }
+    builder
+        .build()
+        .map_err(|error| format!("cannot build the HTTP client: {}", error_chain(&error)))
+}
+
+fn with_tls(
+    mut builder: reqwest::ClientBuilder,
+    config: &TlsConfig,
+) -> Result<reqwest::ClientBuilder, String> {
+    let files = TlsFiles::read(config)?;
+    if let Some(ca) = files.ca {
+        let certificates = reqwest::Certificate::from_pem_bundle(&ca)
+            .map_err(|error| format!("tls.ca_file: {}", error_chain(&error)))?;
+        builder = builder.tls_built_in_root_certs(false);
+        for certificate in certificates {
+            builder = builder.add_root_certificate(certificate);
+        }
+    }
+    if let Some((mut pem, key)) = files.identity {
+        pem.push(b'\n');
+        pem.extend_from_slice(&key);
+        let identity = reqwest::Identity::from_pem(&pem)
+            .map_err(|error| format!("tls.cert_file/key_file: {}", error_chain(&error)))?;
+        builder = builder.identity(identity);
+    }
+    Ok(builder.danger_accept_invalid_certs(config.insecure_skip_verify))
+}
+
+/// An error and its innermost cause.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    with_root_cause(error.to_string(), error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url_of(endpoint: &str, tls: TlsConfig) -> Result<String, String> {
+        let config = PyroscopeExporterConfig {
+            endpoint: endpoint.to_owned(),
+            tls,
+            ..PyroscopeExporterConfig::default()
+        };
+        ingest_url(&config).map(|(url, _)| url.to_string())
+    }
+
+    #[test]
+    fn urls_get_the_ingest_path() {
+        let plain = TlsConfig::default;
+        assert_eq!(
+            url_of("http://pyroscope:4040", plain()).unwrap(),
+            "http://pyroscope:4040/ingest"
+        );
+        assert_eq!(
+            url_of("https://profiles.example.com/prefix/", plain()).unwrap(),
+            "https://profiles.example.com/prefix/ingest"
+        );
+        assert_eq!(
+            url_of("127.0.0.1:4040", plain()).unwrap(),
+            "http://127.0.0.1:4040/ingest"
+        );
+        let tls = TlsConfig {
+            insecure: Some(false),
+            ..TlsConfig::default()
+        };
+        assert_eq!(
+            url_of("pyroscope:4040", tls).unwrap(),
+            "https://pyroscope:4040/ingest"
+        );
+        assert!(url_of("", plain()).is_err());
+        assert!(url_of("ftp://x", plain()).is_err());
+        assert!(url_of("http://p:4040/?x=1", plain()).is_err());
+    }
+
+    #[test]
+    fn problems_are_reported_at_their_keys() {
+        let config = PyroscopeExporterConfig {
+            endpoint: "https://p".to_owned(),
+            tls: TlsConfig {
+                insecure: Some(true),
+                ..TlsConfig::default()
+            },
+            headers: [
+                ("Authorization".to_owned(), "Bearer x".to_owned()),
+                ("X-Scope-OrgID".to_owned(), "a".to_owned()),
+                ("bad name".to_owned(), "v".to_owned()),
+            ]
+            .into(),
+            basic_auth: Some(BasicAuthConfig {
+                username: String::new(),
+                password: "p".to_owned(),
+            }),
+            tenant_id: Some("t".to_owned()),
+            application_name_attribute: " ".to_owned(),
+            labels_from_resource_attributes: vec![
+                "host.name".to_owned(),
+                "host-name".to_owned(),
+                "service.name".to_owned(),
+                "__meta".to_owned(),
+                String::new(),
+            ],
+            ..PyroscopeExporterConfig::default()
+        };
+        let paths: Vec<String> = config
+            .problems()
+            .into_iter()
+            .map(|problem| problem.path)
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "endpoint",
+                "headers.Authorization",
+                "headers.X-Scope-OrgID",
+                "headers.bad name",
+                "basic_auth.username",
+                "application_name_attribute",
+                "labels_from_resource_attributes[1]",
+                "labels_from_resource_attributes[2]",
+                "labels_from_resource_attributes[3]",
+                "labels_from_resource_attributes[4]",
+            ]
+        );
+        assert!(PyroscopeExporterConfig {
+            endpoint: "http://p:4040".to_owned(),
+            ..PyroscopeExporterConfig::default()
+        }
+        .problems()
+        .is_empty());
+    }
+
+    #[test]
+    fn the_password_stays_out_of_debug_output() {
+        let auth = BasicAuthConfig {
+            username: "u".to_owned(),
+            password: "hunter2".to_owned(),
+        };
+        assert!(!format!("{auth:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,284 @@
+//! The file receiver: polls include globs for profile files in any format
+//! profbridge reads, and delivers each new or changed file once, when its
+//! size and modification time held still across one poll. A checkpoint
+//! written after the pipelines confirmed a file keeps a restart from
+//! sending it again; a file that cannot be read is logged, moved to the
+//! failed folder and never read again unless it changes.
+
+mod checkpoint;
+pub mod config;
+mod dispose;
+mod load;
+mod scan;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use glob::Pattern;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use profbridge_pprof::DEFAULT_MAX_INPUT_BYTES;
+use profbridge_translate::otlp::KeyValue;
+
+use self::checkpoint::{Checkpoint, Disposition, FileIdentity};
+use self::config::{AfterSuccess, FileReceiverConfig, StartAt};
+use super::handoff::{hand_over, parse_estimate, string_attributes};
+use super::otlp::{admit, settle, Outcome};
+use crate::pipeline::PipelineHandle;
+use crate::telemetry::{ReceiverMetrics, RefusedReason};
+
+/// The start-up line: what the receiver watches.
+pub fn describe(name: &str, config: &FileReceiverConfig) -> String {
+    format!(
+        "{name} file receiver watching {} (checkpoint {})",
+        config.include.join(", "),
+        config.checkpoint_path(name).display()
+    )
+}
+
+/// Loads the checkpoint and starts polling until `stopped` turns true.
+pub fn start(
+    name: &str,
+    config: &FileReceiverConfig,
+    pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
+    stopped: watch::Receiver<bool>,
+) -> Result<JoinHandle<()>, String> {
+    let (checkpoint, existed) = Checkpoint::load(&config.checkpoint_path(name))?;
+    let exclude = config
+        .exclude
+        .iter()
+        .map(|pattern| Pattern::new(pattern).map_err(|e| format!("exclude {pattern:?}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut skip: Vec<PathBuf> = [&config.failed_dir, &config.move_to]
+        .into_iter()
+        .flatten()
+        .map(PathBuf::from)
+        .collect();
+    skip.push(checkpoint.path().to_path_buf());
+    skip.push(checkpoint::temporary_path(checkpoint.path()));
+    let mut watcher = Watcher {
+        config: config.clone(),
+        exclude,
+        skip,
+        checkpoint,
+        pending: HashMap::new(),
+        pipelines,
+        metrics,
+        runtime: tokio::runtime::Handle::current(),
+        stopped,
+    };
+    if !existed && config.start_at == StartAt::End {
+        watcher.skip_existing()?;
+    }
+    Ok(tokio::spawn(watcher.run()))
+}
+
+struct Watcher {
+    config: FileReceiverConfig,
+    exclude: Vec<Pattern>,
+    /// The receiver's own files and folders, never read.
+    skip: Vec<PathBuf>,
+    checkpoint: Checkpoint,
+    /// Files seen at the last poll, not yet read: read when unchanged.
+    pending: HashMap<PathBuf, FileIdentity>,
+    pipelines: Arc<[PipelineHandle]>,
+    /// Labelled with the receiver id and transport `file`.
+    metrics: ReceiverMetrics,
+    runtime: tokio::runtime::Handle,
+    stopped: watch::Receiver<bool>,
+}
+
+impl Watcher {
+    async fn run(mut self) {
+        let interval = self.config.poll_interval.0;
+        let mut stopped = self.stopped.clone();
+        loop {
+            self = match tokio::task::spawn_blocking(move || {
+                self.poll();
+                self
+            })
+            .await
+            {
+                Ok(watcher) => watcher,
+                Err(error) => {
+                    tracing::error!(%error, "file receiver stopped");
+                    return;
+                }
+            };
+            if *stopped.borrow() {
+                return;
+            }
+            tokio::select! {
+                () = tokio::time::sleep(interval) => {}
+                changed = stopped.changed() => if changed.is_err() || *stopped.borrow() {
+                    return;
+                },
+            }
+        }
+    }
+
+    fn stopping(&self) -> bool {
+        *self.stopped.borrow()
+    }
+
+    /// Records every file there now as seen, for `start_at: end`.
+    fn skip_existing(&mut self) -> Result<(), String> {
+        let (found, _) = scan::scan(&self.config.include, &self.exclude, &self.skip);
+        for (path, identity) in &found {
+            self.checkpoint
+                .record(&scan::key(path), *identity, Disposition::Skipped);
+        }
+        self.save_checkpoint()
+    }
+
+    fn poll(&mut self) {
+        let (found, problems) = scan::scan(&self.config.include, &self.exclude, &self.skip);
+        for problem in problems {
+            tracing::warn!(receiver = %self.metrics.receiver, problem, "cannot look at a watched path");
+        }
+        self.checkpoint
+            .retain(|key| found.contains_key(Path::new(key)));
+        self.pending.retain(|path, _| found.contains_key(path));
+        for (path, identity) in found {
+            if self.stopping() {
+                break;
+            }
+            match self.checkpoint.get(&scan::key(&path)) {
+                Some((done, state)) if done == identity => {
+                    // A crash may have come between the checkpoint and this.
+                    if state == Disposition::Sent {
+                        self.after_success(&path);
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if self.pending.get(&path) == Some(&identity) {
+                self.pending.remove(&path);
+                self.deliver(&path, identity);
+            } else {
+                self.pending.insert(path, identity);
+            }
+        }
+        if let Err(reason) = self.save_checkpoint() {
+            tracing::error!(receiver = %self.metrics.receiver, reason, "cannot save the checkpoint");
+        }
+    }
+
+    fn deliver(&mut self, path: &Path, identity: FileIdentity) {
+        let bytes = match load::read_limited(path, DEFAULT_MAX_INPUT_BYTES) {
+            Ok(bytes) => bytes,
+            Err(reason) => return self.fail(path, identity, &reason),
+        };
+        if u64::try_from(bytes.len()).ok() != Some(identity.size) {
+            // Written to since the last poll: wait for it to settle again.
+            return;
+        }
+        let Some(admission) = admit(&self.pipelines, parse_estimate(bytes.len()), &self.metrics)
+        else {
+            self.pending.insert(path.to_path_buf(), identity);
+            return;
+        };
+        let request = match load::file_request(
+            &bytes,
+            self.config.format,
+            &self.resource_attributes(path),
+            identity.mtime_ns,
+        ) {
+            Ok(request) => request,
+            Err(reason) => {
+                self.metrics.refused_request(RefusedReason::Invalid);
+                return self.fail(path, identity, &reason);
+            }
+        };
+        drop(bytes);
+        let decision = hand_over(request, &self.pipelines, &self.metrics, admission);
+        match self.runtime.block_on(settle(decision, &self.metrics)) {
+            Outcome::Accepted { .. } => {
+                self.checkpoint
+                    .record(&scan::key(path), identity, Disposition::Sent);
+                if let Err(reason) = self.save_checkpoint() {
+                    tracing::error!(receiver = %self.metrics.receiver, reason, "cannot save the checkpoint; the file may be sent again after a restart");
+                }
+                tracing::info!(receiver = %self.metrics.receiver, path = %path.display(), "delivered a profile file");
+                self.after_success(path);
+            }
+            Outcome::Invalid(reason) => self.fail(path, identity, &reason),
+            Outcome::Unavailable => {
+                self.pending.insert(path.to_path_buf(), identity);
+            }
+        }
+    }
+
+    fn resource_attributes(&self, path: &Path) -> Vec<KeyValue> {
+        let configured = self
+            .config
+            .resource_attributes
+            .iter()
+            .map(|(key, value)| (key.clone(), value.clone()));
+        let service = load::service_name(path, self.config.service_name_from)
+            .map(|name| ("service.name".to_owned(), name));
+        string_attributes(configured.chain(service))
+    }
+
+    /// Deletes or moves a delivered file, as `after_success` says; it is
+    /// then forgotten.
+    fn after_success(&mut self, path: &Path) {
+        let done = match (self.config.after_success, &self.config.move_to) {
+            (AfterSuccess::Delete, _) => std::fs::remove_file(path).map(|()| None),
+            (AfterSuccess::Move, Some(dir)) => dispose::move_into(path, Path::new(dir)).map(Some),
+            _ => return,
+        };
+        match done {
+            Ok(_) => self.checkpoint.forget(&scan::key(path)),
+            Err(error) => tracing::warn!(
+                receiver = %self.metrics.receiver,
+                path = %path.display(),
+                %error,
+                "delivered a file but cannot delete or move it; trying again at the next poll"
+            ),
+        }
+    }
+
+    /// Logs why, moves the file to the failed folder, and records it so
+    /// that it is not read again.
+    fn fail(&mut self, path: &Path, identity: FileIdentity, reason: &str) {
+        let dir = match &self.config.failed_dir {
+            Some(dir) => PathBuf::from(dir),
+            None => path
+                .parent()
+                .unwrap_or_else(|| Path::new("."))
+                .join(".failed"),
+        };
+        match dispose::move_into(path, &dir) {
+            Ok(moved_to) => tracing::error!(
+                receiver = %self.metrics.receiver,
+                path = %path.display(),
+                reason,
+                moved_to = %moved_to.display(),
+                "cannot deliver a profile file; moved it aside"
+            ),
+            Err(error) => tracing::error!(
+                receiver = %self.metrics.receiver,
+                path = %path.display(),
+                reason,
+                %error,
+                "cannot deliver a profile file, nor move it aside; it is not read again unless it changes"
+            ),
+        }
+        self.checkpoint
+            .record(&scan::key(path), identity, Disposition::Failed);
+    }
+
+    fn save_checkpoint(&mut self) -> Result<(), String> {
+        self.checkpoint.save().map_err(|error| {
+            format!(
+                "cannot write checkpoint {}: {error}",
+                self.checkpoint.path().display()
+            )
+        })
+    }
+}

@@ -1,0 +1,115 @@
+//! The HTTP front end the pprof and Pyroscope receivers share: the body
+//! limit while streaming and after Content-Encoding, conversion on the
+//! blocking pool, the OTLP receiver's intake (admission, validation,
+//! queueing, confirmation), and the status codes.
+
+mod body;
+mod reply;
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::serve::ListenerExt;
+use axum::Router;
+
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
+
+pub(crate) use reply::Failure;
+
+use super::handoff::{hand_over, parse_estimate};
+use super::otlp::{admit, settle, Decision, Outcome};
+use crate::pipeline::PipelineHandle;
+use crate::telemetry::{ReceiverMetrics, RefusedReason};
+
+/// What one receiver hands its requests to.
+#[derive(Clone)]
+pub(crate) struct Intake {
+    pub pipelines: Arc<[PipelineHandle]>,
+    /// Labelled with the receiver id and transport `http`.
+    pub metrics: ReceiverMetrics,
+    pub max_body: usize,
+}
+
+impl Intake {
+    /// Reads the body, undoes its Content-Encoding, converts it with
+    /// `convert` and queues the result; answers `accepted` when every
+    /// pipeline took it.
+    pub async fn handle<F>(
+        &self,
+        headers: &HeaderMap,
+        body: Body,
+        accepted: StatusCode,
+        convert: F,
+    ) -> Response
+    where
+        F: FnOnce(Vec<u8>) -> Result<ExportProfilesServiceRequest, Failure> + Send + 'static,
+    {
+        let encoding = match body::content_encoding(headers) {
+            Ok(encoding) => encoding,
+            Err(failure) => return self.refuse(&failure),
+        };
+        // The limit holds while the body streams in: nothing past it is buffered.
+        let Ok(bytes) = axum::body::to_bytes(body, self.max_body).await else {
+            return self.refuse(&Failure::TooLarge(format!(
+                "the body is larger than max_request_body_size ({} bytes)",
+                self.max_body
+            )));
+        };
+        let (pipelines, metrics, max_body) = (
+            Arc::clone(&self.pipelines),
+            self.metrics.clone(),
+            self.max_body,
+        );
+        let handled = tokio::task::spawn_blocking(move || {
+            let raw = body::decode_body(encoding, &bytes, max_body)?;
+            drop(bytes);
+            let Some(admission) = admit(&pipelines, parse_estimate(raw.len()), &metrics) else {
+                return Ok(Decision::done(Outcome::Unavailable));
+            };
+            let request = convert(raw)?;
+            Ok(hand_over(request, &pipelines, &metrics, admission))
+        })
+        .await;
+        match handled {
+            Ok(Ok(decision)) => {
+                reply::outcome_response(settle(decision, &self.metrics).await, accepted)
+            }
+            Ok(Err(failure)) => self.refuse(&failure),
+            Err(join) => reply::text(StatusCode::INTERNAL_SERVER_ERROR, &join.to_string()),
+        }
+    }
+
+    /// Counts and logs a request refused before its profiles could be
+    /// counted, and answers it.
+    pub fn refuse(&self, failure: &Failure) -> Response {
+        self.metrics.refused_request(RefusedReason::Invalid);
+        tracing::warn!(
+            receiver = %self.metrics.receiver,
+            transport = self.metrics.transport,
+            reason = "invalid",
+            detail = failure.message(),
+            "refused a request that could not be read"
+        );
+        failure.response()
+    }
+}
+
+/// Serves `router` until `shutdown` resolves; the listener is already bound.
+pub(crate) async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    // Without TCP_NODELAY, a reply written in pieces waits for the
+    // client's delayed ACK (40 ms on Linux).
+    let listener = listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY");
+        }
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}

@@ -1,0 +1,80 @@
+//! The pprof receiver: `POST /v1/pprof` (the path is configurable) with a
+//! pprof profile, raw or gzipped, or any legacy format or folded stacks,
+//! told apart by their bytes. Resource attributes come from the query
+//! string and headers (attributes.rs). Answers 204 once every pipeline
+//! took the profile.
+
+mod attributes;
+pub mod config;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
+
+use profbridge_pprof::parse_any;
+
+use self::attributes::resource_attributes;
+use self::config::PprofReceiverConfig;
+use super::handoff::{decode_limits, nanos_since_epoch, profile_request};
+use super::legacy_http::{self, Failure, Intake};
+use crate::pipeline::PipelineHandle;
+use crate::telemetry::ReceiverMetrics;
+
+pub fn router(
+    config: &PprofReceiverConfig,
+    pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
+) -> Router {
+    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
+    Router::new()
+        .route(&config.path, post(push))
+        .with_state(Intake {
+            pipelines,
+            metrics,
+            max_body,
+        })
+}
+
+/// Serves until `shutdown` resolves; the listener is already bound.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: PprofReceiverConfig,
+    pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    legacy_http::serve(listener, router(&config, pipelines, metrics), shutdown).await
+}
+
+async fn push(
+    State(intake): State<Intake>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let attributes = query
+        .map_err(|rejection| rejection.body_text())
+        .and_then(|Query(query)| resource_attributes(&query, &headers));
+    let attributes = match attributes {
+        Ok(attributes) => attributes,
+        Err(message) => return intake.refuse(&Failure::BadRequest(message)),
+    };
+    let limits = decode_limits(intake.max_body);
+    intake
+        .handle(&headers, body, StatusCode::NO_CONTENT, move |raw| {
+            let (mut profile, _) =
+                parse_any(&raw, &limits).map_err(|error| Failure::from_parse(&error))?;
+            if profile.time_nanos == 0 {
+                profile.time_nanos = nanos_since_epoch(SystemTime::now());
+            }
+            profile_request(&profile, &attributes).map_err(Failure::BadRequest)
+        })
+        .await
+}

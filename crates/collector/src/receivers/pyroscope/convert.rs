@@ -1,0 +1,164 @@
+//! One `/ingest` upload into one OTLP request: the profile in the format
+//! the query names (or the Content-Type and bytes tell), its time from
+//! `from` and `until`, its resource from `name` and `spyName`.
+
+use profbridge_pprof::{
+    detect_format, gunzip, is_gzip, parse_any, parse_folded, DecodeOptions, Format, Profile,
+};
+use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest};
+
+use super::multipart;
+use super::query::{IngestFormat, IngestQuery};
+use super::sample_types::{
+    add_cpu_time, folded_sample_type, parse_sample_type_config, record_sample_type_config,
+    SampleTypeConfigs,
+};
+use crate::receivers::handoff::{profile_request, set_profile_attribute, string_attributes};
+use crate::receivers::legacy_http::Failure;
+
+const NANOS_PER_SECOND: i64 = 1_000_000_000;
+
+pub(super) fn ingest_request(
+    query: &IngestQuery,
+    content_type: &str,
+    body: &[u8],
+    limits: &DecodeOptions,
+    received_at: i64,
+) -> Result<ExportProfilesServiceRequest, Failure> {
+    let boundary = multipart::boundary(content_type);
+    let format = match (query.format, &boundary) {
+        (Some(format), _) => format,
+        (None, Some(_)) => IngestFormat::Pprof,
+        (None, None) => match detect_format(body, limits) {
+            Ok(detected) if detected.format != Format::Folded => IngestFormat::Pprof,
+            _ => IngestFormat::Folded,
+        },
+    };
+    let mut configs = SampleTypeConfigs::new();
+    let mut profile = match format {
+        IngestFormat::Pprof => {
+            let payload = match &boundary {
+                Some(boundary) => {
+                    let (payload, parsed) = pprof_parts(body, boundary)?;
+                    configs = parsed;
+                    payload
+                }
+                None => body,
+            };
+            let (profile, _) =
+                parse_any(payload, limits).map_err(|error| Failure::from_parse(&error))?;
+            profile
+        }
+        IngestFormat::Folded | IngestFormat::Lines => {
+            if boundary.is_some() {
+                return Err(Failure::BadRequest(
+                    "folded and lines uploads are the text itself, not multipart/form-data"
+                        .to_owned(),
+                ));
+            }
+            folded_profile(query, format, body, limits)?
+        }
+    };
+    set_time(&mut profile, query, format, received_at);
+    let mut resource: Vec<(String, String)> = query.labels.clone();
+    if let Some(spy) = &query.spy_name {
+        resource.push(("pyroscope.spy_name".to_owned(), spy.clone()));
+    }
+    resource.push(("service.name".to_owned(), query.app_name.clone()));
+    let mut request =
+        profile_request(&profile, &string_attributes(resource)).map_err(Failure::BadRequest)?;
+    record_sample_type_config(&mut request, &configs);
+    if let (Some(aggregation), IngestFormat::Folded | IngestFormat::Lines) =
+        (&query.aggregation, format)
+    {
+        set_profile_attribute(
+            &mut request,
+            None,
+            "pyroscope.aggregation",
+            &string_value(aggregation),
+        );
+    }
+    Ok(request)
+}
+
+/// The `profile` part of a multipart upload, and its `sample_type_config`.
+fn pprof_parts<'a>(
+    body: &'a [u8],
+    boundary: &str,
+) -> Result<(&'a [u8], SampleTypeConfigs), Failure> {
+    let parts = multipart::parts(body, boundary).map_err(Failure::BadRequest)?;
+    let configs = match parts.iter().find(|part| part.name == "sample_type_config") {
+        Some(part) => parse_sample_type_config(part.data).map_err(Failure::BadRequest)?,
+        None => SampleTypeConfigs::new(),
+    };
+    let profile = parts
+        .iter()
+        .find(|part| part.name == "profile")
+        .ok_or_else(|| {
+            Failure::BadRequest("the multipart/form-data body has no profile part".to_owned())
+        })?;
+    Ok((profile.data, configs))
+}
+
+fn folded_profile(
+    query: &IngestQuery,
+    format: IngestFormat,
+    body: &[u8],
+    limits: &DecodeOptions,
+) -> Result<Profile, Failure> {
+    let unzipped;
+    let body = if is_gzip(body) {
+        unzipped = gunzip(body, limits).map_err(|error| Failure::from_gunzip(&error))?;
+        unzipped.as_slice()
+    } else {
+        body
+    };
+    let units = query.units.as_deref();
+    let sample_type = folded_sample_type(units).map_err(Failure::BadRequest)?;
+    let text = if format == IngestFormat::Lines {
+        lines_as_folded(body)
+    } else {
+        body.to_vec()
+    };
+    let mut profile = parse_folded(&text, sample_type)
+        .map_err(|error| Failure::BadRequest(format!("cannot read the folded stacks: {error}")))?;
+    if units.is_none_or(|units| units == "samples") {
+        add_cpu_time(&mut profile, query.sample_rate);
+    }
+    Ok(profile)
+}
+
+/// Each non-blank line of a `lines` upload is one sample of its stack.
+fn lines_as_folded(body: &[u8]) -> Vec<u8> {
+    let mut text = Vec::with_capacity(body.len() + body.len() / 8);
+    for line in body.split(|&byte| byte == b'\n') {
+        let line = line.trim_ascii();
+        if !line.is_empty() {
+            text.extend_from_slice(line);
+            text.extend_from_slice(b" 1\n");
+        }
+    }
+    text
+}
+
+/// `from` and `until` give folded and lines uploads their time and
+/// duration (the time defaults to when it arrived); a pprof keeps its own
+/// and gets them only where it has none.
+fn set_time(profile: &mut Profile, query: &IngestQuery, format: IngestFormat, received_at: i64) {
+    let from = query.from.map(|s| s.saturating_mul(NANOS_PER_SECOND));
+    let duration = match (query.from, query.until) {
+        (Some(from), Some(until)) => {
+            Some(until.saturating_sub(from).saturating_mul(NANOS_PER_SECOND))
+        }
+        _ => None,
+    };
+    let keep_own = format == IngestFormat::Pprof;
+    if !(keep_own && profile.time_nanos != 0) {
+        profile.time_nanos = from.unwrap_or(received_at);
+    }
+    if let Some(duration) = duration {
+        if !(keep_own && profile.duration_nanos != 0) {
+            profile.duration_nanos = duration;
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! The Pyroscope receiver: `POST /ingest` as Grafana Pyroscope documents
+//! it. The query names the application and its labels (`name`), the time
+//! (`from`, `until`) and the format (`format`, `sampleRate`, `units`,
+//! `aggregationType`, `spyName`); the body is the profile, or for pprof a
+//! multipart/form-data form with a `profile` part and an optional
+//! `sample_type_config` part. Answers 200, as Pyroscope does.
+
+pub mod config;
+mod convert;
+mod multipart;
+mod query;
+mod sample_types;
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use axum::body::Body;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::routing::post;
+use axum::Router;
+
+use self::config::PyroscopeReceiverConfig;
+use self::convert::ingest_request;
+use self::query::IngestQuery;
+use super::handoff::{decode_limits, nanos_since_epoch};
+use super::legacy_http::{self, Failure, Intake};
+use crate::pipeline::PipelineHandle;
+use crate::telemetry::ReceiverMetrics;
+
+/// Where Pyroscope takes uploads.
+pub const INGEST_PATH: &str = "/ingest";
+
+pub fn router(
+    config: &PyroscopeReceiverConfig,
+    pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
+) -> Router {
+    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
+    Router::new()
+        .route(INGEST_PATH, post(ingest))
+        .with_state(Intake {
+            pipelines,
+            metrics,
+            max_body,
+        })
+}
+
+/// Serves until `shutdown` resolves; the listener is already bound.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    config: PyroscopeReceiverConfig,
+    pipelines: Arc<[PipelineHandle]>,
+    metrics: ReceiverMetrics,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    legacy_http::serve(listener, router(&config, pipelines, metrics), shutdown).await
+}
+
+async fn ingest(
+    State(intake): State<Intake>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let query = query
+        .map_err(|rejection| rejection.body_text())
+        .and_then(|Query(query)| IngestQuery::parse(&query));
+    let query = match query {
+        Ok(query) => query,
+        Err(message) => return intake.refuse(&Failure::BadRequest(message)),
+    };
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let limits = decode_limits(intake.max_body);
+    let received_at = nanos_since_epoch(SystemTime::now());
+    intake
+        .handle(&headers, body, StatusCode::OK, move |raw| {
+            ingest_request(&query, &content_type, &raw, &limits, received_at)
+        })
+        .await
+}

@@ -1,0 +1,815 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+//! The Pyroscope exporter against a small server that implements the
+//! `/ingest` contract as Pyroscope documents and parses it: `name`
+//! (application name and `{k=v,…}` labels, read without escapes), `from`
+//! and `until` in Unix seconds, `format=pprof` with the pprof as the body
+//! (or, without `format`, a multipart form with a `profile` part). What
+//! arrives must decode to pprof with the totals of what was exported.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, UNIX_EPOCH};
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use prost::Message;
+
+use profbridge_collector::config::units::Duration as ConfigDuration;
+use profbridge_collector::config::{load, parse_yaml, ExporterConfig};
+use profbridge_collector::exporters::pyroscope::config::{
+    BasicAuthConfig, PyroscopeExporterConfig,
+};
+use profbridge_collector::exporters::pyroscope::PyroscopeExporter;
+use profbridge_collector::exporters::ExportError;
+use profbridge_collector::pipeline::Batch;
+use profbridge_collector::service;
+use profbridge_pprof::{decode, encode, parse_any, DecodeOptions, EncodeOptions};
+use profbridge_testkit::{corpus_files, ebpf_like_request};
+use profbridge_translate::otlp::{
+    any_value, key_value, string_value, ExportProfilesServiceRequest, KeyValue,
+};
+use profbridge_translate::{
+    otlp_to_pprof, pprof_to_otlp, PprofInput, ToOtlpOptions, ToPprofOptions,
+};
+
+/// 2026-11-21 06:15:00 UTC.
+const RECEIVED_SECS: u64 = 1_795_241_700;
+
+// ---- the fake Pyroscope ----
+
+/// How the fake server answers every push.
+#[derive(Debug, Clone, Copy)]
+enum Reply {
+    Ok,
+    /// 503 with `Retry-After: 7`.
+    Unavailable,
+    /// 400 with a text message, as Pyroscope's ingest handler answers.
+    Malformed,
+}
+
+/// One push the server took, as Pyroscope would read it.
+#[derive(Debug)]
+struct Ingest {
+    application: String,
+    labels: BTreeMap<String, String>,
+    query: BTreeMap<String, String>,
+    headers: HeaderMap,
+    profile: profbridge_pprof::Profile,
+}
+
+impl Ingest {
+    fn number(&self, key: &str) -> u64 {
+        self.query[key].parse().unwrap()
+    }
+}
+
+type Ingests = Arc<Mutex<Vec<Ingest>>>;
+
+async fn fake_pyroscope(reply: Reply) -> (SocketAddr, Ingests) {
+    let ingests: Ingests = Arc::default();
+    let recorded = Arc::clone(&ingests);
+    let app = axum::Router::new().route(
+        "/ingest",
+        post(move |uri: Uri, headers: HeaderMap, body: Bytes| {
+            let recorded = Arc::clone(&recorded);
+            async move { ingest(&recorded, reply, &uri, headers, &body) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (address, ingests)
+}
+
+fn bad_request(message: String) -> Response {
+    (StatusCode::BAD_REQUEST, message).into_response()
+}
+
+fn ingest(ingests: &Ingests, reply: Reply, uri: &Uri, headers: HeaderMap, body: &[u8]) -> Response {
+    match reply {
+        Reply::Ok => {}
+        Reply::Unavailable => {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [("retry-after", "7")],
+                "ingesters are busy",
+            )
+                .into_response()
+        }
+        Reply::Malformed => {
+            return bad_request("failed to parse pprof: proto: illegal wireType 7".to_owned())
+        }
+    }
+    let url = reqwest::Url::parse(&format!("http://fake{uri}")).unwrap();
+    let query: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
+    let (application, labels) = match parse_name(query.get("name").map_or("", String::as_str)) {
+        Ok(parsed) => parsed,
+        Err(message) => return bad_request(format!("name: {message}")),
+    };
+    for key in ["from", "until"] {
+        if query.get(key).and_then(|v| v.parse::<u64>().ok()).is_none() {
+            return bad_request(format!("{key} is not Unix seconds"));
+        }
+    }
+    let content_type = headers
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    // Pyroscope's order: format=pprof reads the whole body as the profile;
+    // a multipart form is only looked for without a format it knows.
+    let profile = if query.get("format").map(String::as_str) == Some("pprof") {
+        body.to_vec()
+    } else if content_type.contains("multipart/form-data") {
+        match form_part(&content_type, body, "profile") {
+            Some(part) => part,
+            None => return bad_request("no profile part in the form".to_owned()),
+        }
+    } else {
+        return bad_request("this server only takes pprof".to_owned());
+    };
+    let profile = match decode(&profile, &DecodeOptions::default()) {
+        Ok(profile) => profile,
+        Err(error) => return bad_request(format!("invalid pprof: {error}")),
+    };
+    ingests.lock().unwrap().push(Ingest {
+        application,
+        labels,
+        query,
+        headers,
+        profile,
+    });
+    StatusCode::OK.into_response()
+}
+
+/// `name` read as Pyroscope's label-set parser reads it (the application
+/// name up to `{`; then a key up to `=`, a value up to `,` or `}`, each
+/// trimmed; a `}` where a key starts ends the set), with its checks, and
+/// the Prometheus rules its storage holds label names to.
+fn parse_name(name: &str) -> Result<(String, BTreeMap<String, String>), String> {
+    let (application, rest) = name.split_once('{').unwrap_or((name, ""));
+    let application = application.trim();
+    if application.is_empty() {
+        return Err("service name is required".to_owned());
+    }
+    if let Some(c) = application
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "_.-/".contains(*c)))
+    {
+        return Err(format!(
+            "invalid service name: character is not allowed: {c:?}"
+        ));
+    }
+    let mut labels = BTreeMap::new();
+    let (mut key, mut value, mut in_value) = (String::new(), String::new(), false);
+    for c in rest.chars() {
+        match (in_value, c) {
+            (false, '}') => break,
+            (false, '=') => {
+                in_value = true;
+                value.clear();
+            }
+            (false, c) => key.push(c),
+            (true, ',' | '}') => {
+                let name = key.trim().to_owned();
+                let prometheus = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !prometheus || name.starts_with("__") {
+                    return Err(format!("invalid label name: {name:?}"));
+                }
+                if labels
+                    .insert(name.clone(), value.trim().to_owned())
+                    .is_some()
+                {
+                    return Err(format!("duplicate label name: {name:?}"));
+                }
+                key.clear();
+                in_value = false;
+            }
+            (true, c) => value.push(c),
+        }
+    }
+    Ok((application.to_owned(), labels))
+}
+
+/// The content of the multipart form part named `field`.
+fn form_part(content_type: &str, body: &[u8], field: &str) -> Option<Vec<u8>> {
+    let boundary = content_type
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("boundary="))?
+        .trim_matches('"');
+    let delimiter = format!("--{boundary}");
+    let mut parts = split_bytes(body, delimiter.as_bytes());
+    parts.remove(0); // the preamble
+    for part in parts {
+        if part.starts_with(b"--") {
+            break; // the closing delimiter
+        }
+        let part = part.strip_prefix(b"\r\n")?;
+        let end = find(part, b"\r\n\r\n")?;
+        let head = String::from_utf8_lossy(&part[..end]).to_ascii_lowercase();
+        let content = &part[end + 4..];
+        let content = content.strip_suffix(b"\r\n").unwrap_or(content);
+        if head.contains(&format!("name=\"{field}\"")) {
+            return Some(content.to_vec());
+        }
+    }
+    None
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn split_bytes<'a>(mut bytes: &'a [u8], delimiter: &[u8]) -> Vec<&'a [u8]> {
+    let mut pieces = Vec::new();
+    while let Some(at) = find(bytes, delimiter) {
+        pieces.push(&bytes[..at]);
+        bytes = &bytes[at + delimiter.len()..];
+    }
+    pieces.push(bytes);
+    pieces
+}
+
+// ---- what was sent, and what arrived ----
+
+/// Totals by application name, sample type and unit.
+type Totals = BTreeMap<(String, String, String), i64>;
+
+fn text(value: &KeyValue) -> Option<String> {
+    match value.value.as_ref()?.value.as_ref()? {
+        any_value::Value::StringValue(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// What an OTLP request holds, summed independently of the translator:
+/// each profile's values (a sample without values counts one per
+/// timestamp), by its resource's `service.name` and its sample type.
+/// Profiles without samples are left out: they are not pushed.
+fn sent_totals(request: &ExportProfilesServiceRequest) -> Totals {
+    let dictionary = request.dictionary.as_ref().unwrap();
+    let string = |index: i32| dictionary.string_table[usize::try_from(index).unwrap()].clone();
+    let mut totals = Totals::new();
+    for resource in &request.resource_profiles {
+        let service = resource
+            .resource
+            .as_ref()
+            .and_then(|r| r.attributes.iter().find(|kv| kv.key == "service.name"))
+            .and_then(text)
+            .unwrap_or_else(|| "unknown_service".to_owned());
+        for profile in resource.scope_profiles.iter().flat_map(|s| &s.profiles) {
+            if profile.samples.is_empty() {
+                continue;
+            }
+            let sample_type = profile.sample_type.unwrap_or_default();
+            let key = (
+                service.clone(),
+                string(sample_type.type_strindex),
+                string(sample_type.unit_strindex),
+            );
+            let sum: i64 = profile
+                .samples
+                .iter()
+                .map(|sample| {
+                    if sample.values.is_empty() {
+                        i64::try_from(sample.timestamps_unix_nano.len()).unwrap()
+                    } else {
+                        sample.values.iter().sum()
+                    }
+                })
+                .sum();
+            *totals.entry(key).or_default() += sum;
+        }
+    }
+    totals
+}
+
+/// The totals of the pprofs that arrived, by the application they came
+/// under.
+fn received_totals(ingests: &[Ingest]) -> Totals {
+    let mut totals = Totals::new();
+    for ingest in ingests {
+        let profile = &ingest.profile;
+        let string = |index: i64| profile.string_table[usize::try_from(index).unwrap()].clone();
+        for (column, sample_type) in profile.sample_type.iter().enumerate() {
+            let key = (
+                ingest.application.clone(),
+                string(sample_type.r#type),
+                string(sample_type.unit),
+            );
+            let sum: i64 = profile.sample.iter().map(|s| s.value[column]).sum();
+            *totals.entry(key).or_default() += sum;
+        }
+    }
+    totals
+}
+
+/// The window a push must name: from the second the profile starts in to
+/// the one its end falls in (rounded up), at least a second; without a
+/// time, ending at the batch's receipt.
+fn expected_window(time_nanos: i64, duration_nanos: i64) -> (u64, u64) {
+    let nanos = 1_000_000_000_u64;
+    let duration = duration_nanos.max(0) as u64;
+    let (from, until) = if time_nanos > 0 {
+        let start = time_nanos as u64;
+        (start / nanos, (start + duration).div_ceil(nanos))
+    } else {
+        (RECEIVED_SECS - duration.div_ceil(nanos), RECEIVED_SECS)
+    };
+    (from, until.max(from + 1))
+}
+
+fn assert_query(ingest: &Ingest) {
+    assert_eq!(ingest.query["format"], "pprof");
+    assert_eq!(ingest.query["spyName"], "profbridge");
+    let profile = &ingest.profile;
+    let window = expected_window(profile.time_nanos, profile.duration_nanos);
+    assert_eq!(
+        (ingest.number("from"), ingest.number("until")),
+        window,
+        "{}: time {} duration {}",
+        ingest.query["name"],
+        profile.time_nanos,
+        profile.duration_nanos
+    );
+    assert_eq!(ingest.headers["content-type"], "application/octet-stream");
+}
+
+fn batch(request: ExportProfilesServiceRequest) -> Batch {
+    let size = request.encoded_len();
+    let mut batch = Batch::new(request, size);
+    batch.received_at = UNIX_EPOCH + Duration::from_secs(RECEIVED_SECS);
+    batch
+}
+
+fn config(address: SocketAddr) -> PyroscopeExporterConfig {
+    PyroscopeExporterConfig {
+        endpoint: format!("http://{address}"),
+        timeout: ConfigDuration::from_secs(60),
+        ..PyroscopeExporterConfig::default()
+    }
+}
+
+fn with_resource_attributes(
+    mut request: ExportProfilesServiceRequest,
+    attributes: &[(&str, &str)],
+) -> ExportProfilesServiceRequest {
+    for resource in &mut request.resource_profiles {
+        let resource = resource.resource.get_or_insert_with(Default::default);
+        for (key, value) in attributes {
+            resource
+                .attributes
+                .push(key_value(*key, string_value(*value)));
+        }
+    }
+    request
+}
+
+// ---- the exporter ----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ebpf_like_profiles_arrive_named_with_their_labels_window_and_totals() {
+    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
+    assert_eq!(exporter.url().as_str(), format!("http://{address}/ingest"));
+    let request = with_resource_attributes(
+        ebpf_like_request(300, 1),
+        &[
+            ("host.name", "node-7"),
+            ("k8s.pod.name", "not-a-label"),
+            ("deployment.environment", " prod "),
+        ],
+    );
+    let sent = sent_totals(&request);
+    exporter.export(&batch(request)).await.unwrap();
+
+    let ingests = ingests.lock().unwrap();
+    assert_eq!(ingests.len(), 1);
+    let ingest = &ingests[0];
+    // Configured order: service.namespace (absent), deployment.environment,
+    // host.name.
+    assert_eq!(
+        ingest.query["name"],
+        "checkout{deployment_environment=prod,host_name=node-7}"
+    );
+    assert_eq!(ingest.application, "checkout");
+    assert_eq!(
+        ingest.labels,
+        BTreeMap::from([
+            ("deployment_environment".to_owned(), "prod".to_owned()),
+            ("host_name".to_owned(), "node-7".to_owned()),
+        ])
+    );
+    assert_query(ingest);
+    assert!(ingest.profile.time_nanos > 0);
+    assert_eq!(ingest.number("until") - ingest.number("from"), 60);
+    assert_eq!(received_totals(&ingests), sent);
+}
+
+/// Every corpus file as its own resource of one request, with labels that
+/// need cleaning up; each pushed pprof must have its file's totals.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corpus_profiles_arrive_with_their_totals() {
+    let files = corpus_files();
+    if files.is_empty() {
+        return; // corpus absent: corpus_dir() said so.
+    }
+    let profiles: Vec<_> = files
+        .iter()
+        .map(|file| parse_any(&file.bytes, &DecodeOptions::default()).unwrap().0)
+        .collect();
+    let resources: Vec<Vec<KeyValue>> = files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| {
+            vec![
+                key_value(
+                    "service.name",
+                    string_value(format!("corpus/{}", file.name)),
+                ),
+                key_value("service.namespace", string_value("shop")),
+                key_value("host.name", string_value(format!(" host {i},rack}} "))),
+            ]
+        })
+        .collect();
+    let inputs: Vec<PprofInput<'_>> = profiles
+        .iter()
+        .zip(&resources)
+        .map(|(profile, resource_attributes)| PprofInput {
+            profile,
+            resource_attributes,
+            scope: None,
+            original_payload: None,
+        })
+        .collect();
+    let converted = pprof_to_otlp(&inputs, &ToOtlpOptions::default());
+    assert!(converted.rejected.is_empty(), "{:?}", converted.rejected);
+    let request = converted.request;
+    let sent = sent_totals(&request);
+
+    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
+    exporter.export(&batch(request)).await.unwrap();
+
+    let ingests = ingests.lock().unwrap();
+    let with_samples = profiles.iter().filter(|p| !p.sample.is_empty()).count();
+    assert_eq!(ingests.len(), with_samples);
+    for ingest in ingests.iter() {
+        let i = files
+            .iter()
+            .position(|file| format!("corpus/{}", file.name) == ingest.application)
+            .unwrap_or_else(|| panic!("{} is no corpus file", ingest.application));
+        assert_eq!(
+            ingest.labels,
+            BTreeMap::from([
+                ("service_namespace".to_owned(), "shop".to_owned()),
+                ("host_name".to_owned(), format!("host {i}_rack_")),
+            ]),
+            "{}",
+            ingest.query["name"]
+        );
+        assert_query(ingest);
+        assert_eq!(ingest.profile.time_nanos, profiles[i].time_nanos);
+    }
+    assert_eq!(received_totals(&ingests), sent);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_fall_back_and_take_the_configured_attributes() {
+    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+    let mut request = ebpf_like_request(20, 2);
+    request.resource_profiles[0].resource = None;
+    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
+    exporter.export(&batch(request)).await.unwrap();
+
+    let request = with_resource_attributes(
+        ebpf_like_request(20, 3),
+        &[("k8s.deployment.name", "cart api"), ("team", "payments")],
+    );
+    let exporter = PyroscopeExporter::new(&PyroscopeExporterConfig {
+        application_name_attribute: "k8s.deployment.name".to_owned(),
+        labels_from_resource_attributes: vec!["team".to_owned(), "9.zone".to_owned()],
+        ..config(address)
+    })
+    .unwrap();
+    exporter.export(&batch(request)).await.unwrap();
+
+    let ingests = ingests.lock().unwrap();
+    let names: Vec<&str> = ingests.iter().map(|i| i.query["name"].as_str()).collect();
+    assert_eq!(names, ["unknown_service{}", "cart_api{team=payments}"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_without_samples_push_nothing() {
+    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
+    exporter
+        .export(&batch(ExportProfilesServiceRequest::default()))
+        .await
+        .unwrap();
+    let mut request = ebpf_like_request(10, 4);
+    request.resource_profiles[0].scope_profiles[0].profiles[0]
+        .samples
+        .clear();
+    exporter.export(&batch(request)).await.unwrap();
+    assert!(ingests.lock().unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_are_classified_with_the_servers_words() {
+    let small = batch(ebpf_like_request(5, 5));
+
+    let (address, _) = fake_pyroscope(Reply::Unavailable).await;
+    let error = PyroscopeExporter::new(&config(address))
+        .unwrap()
+        .export(&small)
+        .await
+        .unwrap_err();
+    match &error {
+        ExportError::Retryable {
+            reason,
+            retry_after,
+        } => {
+            assert_eq!(*retry_after, Some(Duration::from_secs(7)));
+            assert!(reason.contains("503"), "{reason}");
+            assert!(reason.contains("ingesters are busy"), "{reason}");
+        }
+        other => panic!("503 should be retryable: {other}"),
+    }
+
+    let (address, _) = fake_pyroscope(Reply::Malformed).await;
+    let error = PyroscopeExporter::new(&config(address))
+        .unwrap()
+        .export(&small)
+        .await
+        .unwrap_err();
+    match &error {
+        ExportError::Permanent(reason) => {
+            assert!(reason.contains("400"), "{reason}");
+            assert!(reason.contains("illegal wireType 7"), "{reason}");
+            assert!(reason.contains("checkout{}"), "{reason}");
+        }
+        other => panic!("400 should be permanent: {other}"),
+    }
+
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let error = PyroscopeExporter::new(&config(closed))
+        .unwrap()
+        .export(&small)
+        .await
+        .unwrap_err();
+    assert!(error.is_retryable(), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_tenant_and_basic_auth_arrive() {
+    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+    let small = batch(ebpf_like_request(5, 6));
+    PyroscopeExporter::new(&PyroscopeExporterConfig {
+        headers: BTreeMap::from([("X-Team".to_owned(), "payments".to_owned())]),
+        tenant_id: Some("tenant-1".to_owned()),
+        basic_auth: Some(BasicAuthConfig {
+            username: "profbridge".to_owned(),
+            password: "s3cret".to_owned(),
+        }),
+        ..config(address)
+    })
+    .unwrap()
+    .export(&small)
+    .await
+    .unwrap();
+    PyroscopeExporter::new(&PyroscopeExporterConfig {
+        headers: BTreeMap::from([("authorization".to_owned(), "Bearer glc_token".to_owned())]),
+        ..config(address)
+    })
+    .unwrap()
+    .export(&small)
+    .await
+    .unwrap();
+
+    let ingests = ingests.lock().unwrap();
+    assert_eq!(ingests.len(), 2);
+    let first = &ingests[0].headers;
+    assert_eq!(first["x-team"], "payments");
+    assert_eq!(first["x-scope-orgid"], "tenant-1");
+    // base64("profbridge:s3cret")
+    assert_eq!(first["authorization"], "Basic cHJvZmJyaWRnZTpzM2NyZXQ=");
+    let second = &ingests[1].headers;
+    assert_eq!(second["authorization"], "Bearer glc_token");
+    assert!(second.get("x-scope-orgid").is_none());
+}
+
+#[test]
+fn contradictory_options_stop_the_exporter() {
+    let address: SocketAddr = "127.0.0.1:4040".parse().unwrap();
+    let error = PyroscopeExporter::new(&PyroscopeExporterConfig {
+        headers: BTreeMap::from([("X-Scope-OrgID".to_owned(), "a".to_owned())]),
+        tenant_id: Some("b".to_owned()),
+        labels_from_resource_attributes: vec!["service.name".to_owned()],
+        ..config(address)
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("headers.X-Scope-OrgID"), "{error}");
+    assert!(
+        error.contains("labels_from_resource_attributes[0]"),
+        "{error}"
+    );
+    assert!(PyroscopeExporter::new(&PyroscopeExporterConfig::default()).is_err());
+}
+
+/// The fake server takes the multipart form Pyroscope also documents, so
+/// that it is a fair stand-in for both forms.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fake_server_reads_the_multipart_form_too() {
+    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+    let converted = otlp_to_pprof(&ebpf_like_request(10, 9), &ToPprofOptions::default()).unwrap();
+    let profile = encode(&converted.profiles[0].profile, &EncodeOptions::default());
+    let mut body = b"--XyZ\r\nContent-Disposition: form-data; name=\"profile\"; filename=\"profile.pprof\"\r\nContent-Type: application/octet-stream\r\n\r\n".to_vec();
+    body.extend_from_slice(&profile);
+    body.extend_from_slice(b"\r\n--XyZ--\r\n");
+    let response = reqwest::Client::new()
+        .post(format!(
+            "http://{address}/ingest?name=app%7B%7D&from=1&until=2"
+        ))
+        .header("content-type", "multipart/form-data; boundary=XyZ")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    let ingests = ingests.lock().unwrap();
+    assert_eq!(ingests[0].application, "app");
+    assert_eq!(
+        ingests[0].profile.sample.len(),
+        converted.profiles[0].profile.sample.len()
+    );
+}
+
+// ---- configuration ----
+
+#[test]
+fn yaml_options_are_read_and_checked() {
+    let yaml = "receivers:\n  otlp:\n    protocols:\n      http:\n\
+        exporters:\n  pyroscope/cloud:\n    endpoint: https://profiles.example.com\n\
+        \x20   tenant_id: team-a\n    basic_auth:\n      username: \"123456\"\n      password: ${env:TOKEN}\n\
+        \x20   headers:\n      x-team: payments\n    application_name_attribute: k8s.deployment.name\n\
+        \x20   labels_from_resource_attributes: [k8s.namespace.name, host.name]\n    timeout: 30s\n\
+        \x20   retry_on_failure:\n      max_elapsed_time: 10m\n\
+        service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope/cloud]\n";
+    let vars = BTreeMap::from([("TOKEN".to_owned(), "glc_xyz".to_owned())]);
+    let config = parse_yaml(yaml, &vars).unwrap_or_else(|e| panic!("{e}"));
+    let ExporterConfig::Pyroscope(pyroscope) = &config.exporters[0].1 else {
+        panic!("not a pyroscope exporter: {:?}", config.exporters[0]);
+    };
+    assert_eq!(config.exporters[0].1.kind(), "pyroscope");
+    assert_eq!(pyroscope.endpoint, "https://profiles.example.com");
+    assert_eq!(pyroscope.tenant_id.as_deref(), Some("team-a"));
+    let auth = pyroscope.basic_auth.as_ref().unwrap();
+    assert_eq!(
+        (auth.username.as_str(), auth.password.as_str()),
+        ("123456", "glc_xyz")
+    );
+    assert_eq!(pyroscope.headers["x-team"], "payments");
+    assert_eq!(pyroscope.application_name_attribute, "k8s.deployment.name");
+    assert_eq!(
+        pyroscope.labels_from_resource_attributes,
+        ["k8s.namespace.name", "host.name"]
+    );
+    assert_eq!(pyroscope.timeout, ConfigDuration::from_secs(30));
+    let helper = pyroscope.helper();
+    assert_eq!(helper.timeout, ConfigDuration::from_secs(30));
+    assert_eq!(
+        helper.retry_on_failure.max_elapsed_time,
+        ConfigDuration::from_secs(600)
+    );
+
+    let defaults = PyroscopeExporterConfig::default();
+    assert_eq!(defaults.application_name_attribute, "service.name");
+    assert_eq!(
+        defaults.labels_from_resource_attributes,
+        ["service.namespace", "deployment.environment", "host.name"]
+    );
+    assert_eq!(defaults.timeout, ConfigDuration::from_secs(10));
+
+    let broken = "receivers:\n  otlp:\n    protocols:\n      http:\n\
+        exporters:\n  pyroscope:\n    labels_from_resource_attributes: [host.name, host-name]\n    basic_auth:\n      user: x\n\
+        service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope]\n";
+    let problems = parse_yaml(broken, &BTreeMap::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        problems.contains("exporters.pyroscope.basic_auth.user: unknown key"),
+        "{problems}"
+    );
+    let broken = broken.replace("    basic_auth:\n      user: x\n", "");
+    let problems = parse_yaml(&broken, &BTreeMap::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        problems.contains("exporters.pyroscope.endpoint: is empty"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains(
+            "exporters.pyroscope.labels_from_resource_attributes[1]: \"host-name\" would become label host_name"
+        ),
+        "{problems}"
+    );
+}
+
+#[test]
+fn the_legacy_to_pyroscope_example_loads() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../config/examples/legacy-to-pyroscope.yaml");
+    let config = load(Some(&path)).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        config
+            .exporters
+            .iter()
+            .any(|(_, exporter)| matches!(exporter, ExporterConfig::Pyroscope(_))),
+        "{config:?}"
+    );
+    assert!(config.warnings().is_empty(), "{:?}", config.warnings());
+}
+
+// ---- through a running collector ----
+
+/// OTLP in over HTTP, Pyroscope out: what the receiver took arrives as
+/// pprof with the same totals, under the tenant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_forwards_otlp_to_pyroscope() {
+    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+    let yaml = format!(
+        "receivers:\n  otlp:\n    protocols:\n      http:\n        endpoint: 127.0.0.1:0\n\
+         exporters:\n  pyroscope:\n    endpoint: http://{address}\n    tenant_id: team-a\n\
+         \x20   labels_from_resource_attributes: [host.name]\n    retry_on_failure:\n      enabled: false\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope]\n\
+         \x20 telemetry:\n    metrics:\n      address: \"\"\n"
+    );
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    let running = service::start(&config).await.unwrap();
+    assert!(
+        running.writing.iter().any(|line| *line
+            == format!("pyroscope exporter pushing pprof to Pyroscope at http://{address}/ingest")),
+        "{:?}",
+        running.writing
+    );
+    let receiver = running
+        .listening
+        .iter()
+        .find(|endpoint| endpoint.what.contains("OTLP HTTP"))
+        .unwrap()
+        .address;
+
+    let requests = [
+        with_resource_attributes(ebpf_like_request(200, 7), &[("host.name", "node-1")]),
+        with_resource_attributes(ebpf_like_request(100, 8), &[("host.name", "node-2")]),
+    ];
+    let client = reqwest::Client::new();
+    let mut sent = Totals::new();
+    for request in &requests {
+        for (key, total) in sent_totals(request) {
+            *sent.entry(key).or_default() += total;
+        }
+        let response = client
+            .post(format!("http://{receiver}/v1development/profiles"))
+            .header("content-type", "application/x-protobuf")
+            .body(request.encode_to_vec())
+            .send()
+            .await
+            .unwrap();
+        assert!(response.status().is_success(), "{}", response.status());
+    }
+    // Shutting down exports everything accepted.
+    assert!(running.shutdown(Duration::from_secs(60)).await);
+
+    let ingests = ingests.lock().unwrap();
+    assert_eq!(ingests.len(), 2);
+    let mut names: Vec<&str> = ingests.iter().map(|i| i.query["name"].as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["checkout{host_name=node-1}", "checkout{host_name=node-2}"]
+    );
+    for ingest in ingests.iter() {
+        assert_eq!(ingest.headers["x-scope-orgid"], "team-a");
+        assert_eq!(ingest.query["format"], "pprof");
+        assert_query(ingest);
+    }
+    assert_eq!(received_totals(&ingests), sent);
+}
