@@ -20,7 +20,9 @@ use profbridge_translate::otlp::{
 
 use super::config::GrpcConfig;
 use super::grpc_codec::RawRequestCodec;
-use super::intake::{admit, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
+use super::intake::{
+    admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
+};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -64,6 +66,12 @@ where
             return Box::pin(async {
                 Ok(Status::unimplemented("only Export is served").into_http())
             });
+        }
+        if any_full(&self.pipelines) {
+            // Refused before its body is read and decompressed: under
+            // overload, refusals must stay cheap.
+            self.metrics.refused_request(RefusedReason::Unavailable);
+            return Box::pin(async { Ok(unavailable().into_http()) });
         }
         let server = self.clone();
         Box::pin(async move {
@@ -128,17 +136,22 @@ fn respond(outcome: Outcome) -> Result<Response<ExportProfilesServiceResponse>, 
             }))
         }
         Outcome::Invalid(reason) => Err(Status::invalid_argument(reason)),
-        Outcome::Unavailable => Err(Status::with_details(
-            tonic::Code::Unavailable,
-            "the pipeline is full; retry later",
-            retry_info::status_details(
-                tonic::Code::Unavailable as i32,
-                "the pipeline is full; retry later",
-                RETRY_AFTER,
-            )
-            .into(),
-        )),
+        Outcome::Unavailable => Err(unavailable()),
     }
+}
+
+/// UNAVAILABLE, with RetryInfo saying when to try again.
+fn unavailable() -> Status {
+    Status::with_details(
+        tonic::Code::Unavailable,
+        "the pipeline is full; retry later",
+        retry_info::status_details(
+            tonic::Code::Unavailable as i32,
+            "the pipeline is full; retry later",
+            RETRY_AFTER,
+        )
+        .into(),
+    )
 }
 
 /// Serves until `shutdown` resolves; the listener is already bound.

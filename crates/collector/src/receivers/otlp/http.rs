@@ -20,7 +20,9 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesSer
 
 use super::config::HttpConfig;
 use super::grpc::RETRY_AFTER;
-use super::intake::{admit, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE};
+use super::intake::{
+    admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
+};
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -106,6 +108,13 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             );
         }
     };
+    if any_full(&receiver.pipelines) {
+        // Refused before it is decompressed and decoded: under overload,
+        // refusals must stay cheap. (The body is read all the same, so that
+        // HTTP/1 clients still writing it get this answer, not a reset.)
+        receiver.metrics.refused_request(RefusedReason::Unavailable);
+        return unavailable(encoding);
+    }
     let pipelines = Arc::clone(&receiver.pipelines);
     let max_body = receiver.max_body;
     let metrics = receiver.metrics.clone();
@@ -133,19 +142,7 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
         Ok(Ok(Outcome::Invalid(reason))) => {
             error(encoding, StatusCode::BAD_REQUEST, INVALID_ARGUMENT, &reason)
         }
-        Ok(Ok(Outcome::Unavailable)) => {
-            let mut response = error(
-                encoding,
-                StatusCode::SERVICE_UNAVAILABLE,
-                UNAVAILABLE,
-                "the pipeline is full; retry later",
-            );
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from(RETRY_AFTER.as_secs()),
-            );
-            response
-        }
+        Ok(Ok(Outcome::Unavailable)) => unavailable(encoding),
         Ok(Err((status, reason))) => {
             undecodable(&receiver, &reason);
             let code = if status == StatusCode::PAYLOAD_TOO_LARGE {
@@ -162,6 +159,21 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             &join.to_string(),
         ),
     }
+}
+
+/// 503 with Retry-After.
+fn unavailable(encoding: Encoding) -> Response {
+    let mut response = error(
+        encoding,
+        StatusCode::SERVICE_UNAVAILABLE,
+        UNAVAILABLE,
+        "the pipeline is full; retry later",
+    );
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(RETRY_AFTER.as_secs()),
+    );
+    response
 }
 
 /// Logs a request refused before its profiles could be counted.

@@ -31,6 +31,14 @@ pub struct Admission {
     _held: Vec<Reservation>,
 }
 
+/// Whether a pipeline holds all it may already: then a request is refused
+/// before it is even read.
+pub fn any_full(pipelines: &[PipelineHandle]) -> bool {
+    pipelines
+        .iter()
+        .any(|pipeline| pipeline.budget().used() >= pipeline.budget().limit())
+}
+
 /// Holds `decoded_estimate` bytes in every pipeline, or refuses (counted and
 /// logged) when one is full: then the request is not decoded at all.
 pub fn admit(
