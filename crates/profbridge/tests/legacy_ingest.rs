@@ -52,6 +52,47 @@ fn start_http_sink(label: &str, max_body: &str) -> Collector {
     )
 }
 
+/// The collector under test (the pprof and Pyroscope receivers, an OTLP
+/// file sink and an `otlp` exporter) and the collector that exporter
+/// forwards to (OTLP gRPC in, OTLP file sink): what a receiver takes must
+/// reach both.
+struct Chain {
+    front: Collector,
+    back: Collector,
+}
+
+fn start_chain(label: &str) -> Chain {
+    let back = Collector::start(
+        &format!("{label}-back"),
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
+         exporters:\n  file:\n    path: {data}\n    format: otlp\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+    );
+    let front = Collector::start(
+        label,
+        &format!(
+            "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
+             exporters:\n  file:\n    path: {{data}}\n    format: otlp\n  otlp:\n    endpoint: http://{}\n\
+             service:\n  pipelines:\n    profiles:\n      receivers: [pprof, pyroscope]\n      exporters: [file, otlp]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+            back.grpc.unwrap()
+        ),
+    );
+    Chain { front, back }
+}
+
+/// What was written for `service` by the front's file sink and, forwarded
+/// over OTLP, by the back's: the same totals, which are returned.
+fn chain_totals(chain: &Chain, service: &str) -> (Totals, Vec<ExportProfilesServiceRequest>) {
+    let front = requests_for(&chain.front, service, 1);
+    let back = requests_for(&chain.back, service, 1);
+    assert_eq!(
+        otlp_totals(&back),
+        otlp_totals(&front),
+        "{service}: forwarded over OTLP"
+    );
+    (otlp_totals(&front), front)
+}
+
 /// A POST over plain HTTP/1.1: (status, response body as text).
 fn post(address: SocketAddr, target: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String) {
     let (status, _, body) = post_with_head(address, target, headers, body);
@@ -238,7 +279,8 @@ fn attributes(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 /// Sends `bytes` to the pprof receiver, to the Pyroscope receiver as
 /// format=pprof, and (written as folded stacks) as format=folded; checks
 /// that each arrives with the totals `parse_any` reads.
-fn check_every_receiver(collector: &Collector, label: &str, bytes: &[u8]) {
+fn check_every_receiver(chain: &Chain, label: &str, bytes: &[u8]) {
+    let collector = &chain.front;
     let (expected, _) = parse_any(bytes, &DecodeOptions::default())
         .unwrap_or_else(|e| panic!("{label}: parse_any: {e}"));
     let totals = pprof_totals(&expected);
@@ -247,12 +289,8 @@ fn check_every_receiver(collector: &Collector, label: &str, bytes: &[u8]) {
     let (status, body) = push_pprof(collector, &format!("service.name={service}"), bytes);
     assert_eq!(status, 204, "{label}: pprof receiver answered {body}");
     if !totals.is_empty() {
-        let requests = requests_for(collector, &service, 1);
-        assert_eq!(
-            otlp_totals(&requests),
-            totals,
-            "{label} through the pprof receiver"
-        );
+        let (written, requests) = chain_totals(chain, &service);
+        assert_eq!(written, totals, "{label} through the pprof receiver");
         assert_eq!(
             resource_of(&requests[0]),
             attributes(&[("service.name", &service)])
@@ -267,12 +305,8 @@ fn check_every_receiver(collector: &Collector, label: &str, bytes: &[u8]) {
     );
     assert_eq!(status, 200, "{label}: Pyroscope receiver answered {body}");
     if !totals.is_empty() {
-        let requests = requests_for(collector, &service, 1);
-        assert_eq!(
-            otlp_totals(&requests),
-            totals,
-            "{label} through the Pyroscope receiver"
-        );
+        let (written, _) = chain_totals(chain, &service);
+        assert_eq!(written, totals, "{label} through the Pyroscope receiver");
     }
 
     let Some(index) = default_sample_type_index(&expected) else {
@@ -294,18 +328,14 @@ fn check_every_receiver(collector: &Collector, label: &str, bytes: &[u8]) {
         status, 200,
         "{label} as folded: Pyroscope receiver answered {body}"
     );
-    let requests = requests_for(collector, &service, 1);
+    let (written, _) = chain_totals(chain, &service);
     let mut expected_folded = Totals::new();
     expected_folded.insert(("samples".to_owned(), "count".to_owned()), samples);
     expected_folded.insert(
         ("cpu".to_owned(), "nanoseconds".to_owned()),
         samples * PERIOD_AT_100_HZ,
     );
-    assert_eq!(
-        otlp_totals(&requests),
-        expected_folded,
-        "{label} as folded stacks"
-    );
+    assert_eq!(written, expected_folded, "{label} as folded stacks");
 }
 
 // ------------------------------------------------------ the HTTP receivers
@@ -316,10 +346,11 @@ fn every_corpus_file_survives_the_pprof_and_pyroscope_receivers() {
     if files.is_empty() {
         return;
     }
-    let collector = start_http_sink("legacy-corpus", "64MiB");
+    let chain = start_chain("legacy-corpus");
     for (index, file) in files.iter().enumerate() {
-        check_every_receiver(&collector, &format!("{index}-{}", file.name), &file.bytes);
+        check_every_receiver(&chain, &format!("{index}-{}", file.name), &file.bytes);
     }
+    let collector = chain.front;
     // Gzipped with Content-Encoding, legacy text too.
     let heap = files.iter().find(|f| f.name == "cppbench.heap").unwrap();
     let (status, body) = post(
@@ -658,8 +689,8 @@ fn a_gperftools_cpu_profile_survives_every_receiver() {
     let Some(bytes) = gperftools_profile(dir.path()) else {
         return;
     };
-    let collector = start_http_sink("legacy-gperftools-sink", "20MiB");
-    check_every_receiver(&collector, "gperftools", &bytes);
+    let chain = start_chain("legacy-gperftools-sink");
+    check_every_receiver(&chain, "gperftools", &bytes);
 }
 
 const GO_PURPOSE: &str = "the Go runtime profile ingest test";
@@ -760,14 +791,10 @@ fn go_runtime_profiles_survive_every_receiver() {
         String::from_utf8_lossy(&run.stderr)
     );
 
-    let collector = start_http_sink("legacy-go-sink", "20MiB");
+    let chain = start_chain("legacy-go-sink");
     for name in ["cpu.pb.gz", "heap.pb.gz", "heap.txt", "goroutine.txt"] {
         let bytes = std::fs::read(dir.path().join(name)).unwrap();
-        check_every_receiver(
-            &collector,
-            &format!("go-{}", name.replace('.', "-")),
-            &bytes,
-        );
+        check_every_receiver(&chain, &format!("go-{}", name.replace('.', "-")), &bytes);
     }
 }
 
