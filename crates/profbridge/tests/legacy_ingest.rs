@@ -52,16 +52,19 @@ fn start_http_sink(label: &str, max_body: &str) -> Collector {
     )
 }
 
-/// The collector under test (the pprof and Pyroscope receivers, an OTLP
-/// file sink and an `otlp` exporter) and the collector that exporter
+/// The collector under test (the pprof, Pyroscope and file receivers, an
+/// OTLP file sink and an `otlp` exporter) and the collector that exporter
 /// forwards to (OTLP gRPC in, OTLP file sink): what a receiver takes must
 /// reach both.
 struct Chain {
     front: Collector,
     back: Collector,
+    /// `in/` is watched by the file receiver, `state/` holds its checkpoint.
+    watched: Watched,
 }
 
 fn start_chain(label: &str) -> Chain {
+    let watched = Watched::new(&format!("{label}-watched"));
     let back = Collector::start(
         &format!("{label}-back"),
         "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
@@ -72,12 +75,19 @@ fn start_chain(label: &str) -> Chain {
         label,
         &format!(
             "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
-             exporters:\n  file:\n    path: {{data}}\n    format: otlp\n  otlp:\n    endpoint: http://{}\n\
-             service:\n  pipelines:\n    profiles:\n      receivers: [pprof, pyroscope]\n      exporters: [file, otlp]\n  telemetry:\n    metrics:\n      address: \"\"\n",
-            back.grpc.unwrap()
+             \x20 file:\n    include: [\"{watched}/*\"]\n    poll_interval: 100ms\n    service_name_from: filename\n    checkpoint: {state}/checkpoint.json\n\
+             exporters:\n  file:\n    path: {{data}}\n    format: otlp\n  otlp:\n    endpoint: http://{back}\n\
+             service:\n  pipelines:\n    profiles:\n      receivers: [pprof, pyroscope, file]\n      exporters: [file, otlp]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+            watched = watched.path("in").display(),
+            state = watched.path("state").display(),
+            back = back.grpc.unwrap()
         ),
     );
-    Chain { front, back }
+    Chain {
+        front,
+        back,
+        watched,
+    }
 }
 
 /// What was written for `service` by the front's file sink and, forwarded
@@ -307,6 +317,15 @@ fn check_every_receiver(chain: &Chain, label: &str, bytes: &[u8]) {
     if !totals.is_empty() {
         let (written, _) = chain_totals(chain, &service);
         assert_eq!(written, totals, "{label} through the Pyroscope receiver");
+    }
+
+    let service = format!("file-{}", label.replace('.', "-"));
+    chain
+        .watched
+        .drop_file("in", &format!("{service}.prof"), bytes);
+    if !totals.is_empty() {
+        let (written, _) = chain_totals(chain, &service);
+        assert_eq!(written, totals, "{label} through the file receiver");
     }
 
     let Some(index) = default_sample_type_index(&expected) else {
