@@ -612,15 +612,19 @@ fn helper_of(yaml_options: &str) -> ExporterHelperConfig {
 
 #[test]
 fn the_options_read_from_yaml_with_collector_defaults() {
+    // The file exporter's only difference: one consumer per CPU.
+    let mut file = helper_of("    path: /data");
     assert_eq!(
-        helper_of("    path: /data"),
-        ExporterHelperConfig::default()
+        file.sending_queue.num_consumers,
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
     );
+    file.sending_queue.num_consumers = 10;
+    assert_eq!(file, ExporterHelperConfig::default());
     let defaults = ExporterHelperConfig::default();
     assert!(defaults.sending_queue.enabled);
     assert_eq!(defaults.sending_queue.num_consumers, 10);
     assert_eq!(defaults.sending_queue.queue_size, 1000);
-    assert_eq!(defaults.sending_queue.max_bytes, ByteSize(256 << 20));
+    assert_eq!(defaults.sending_queue.max_bytes, ByteSize(64 << 20));
     assert_eq!(defaults.sending_queue.on_overflow, OnOverflow::DropNewest);
     assert_eq!(
         defaults.retry_on_failure.initial_interval,

@@ -72,7 +72,7 @@ impl Default for SendingQueueConfig {
             enabled: true,
             num_consumers: 10,
             queue_size: 1000,
-            max_bytes: ByteSize(256 << 20),
+            max_bytes: ByteSize(64 << 20),
             on_overflow: OnOverflow::DropNewest,
             storage: None,
         }
