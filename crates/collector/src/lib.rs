@@ -8,3 +8,4 @@ pub mod processors;
 pub mod receivers;
 pub mod service;
 pub mod telemetry;
+pub mod tls;

@@ -25,6 +25,8 @@ use crate::receivers::otlp::{grpc, http};
 use crate::receivers::{file, pprof, pyroscope};
 use crate::telemetry::instruments::{register_process, register_queue};
 use crate::telemetry::{server as telemetry_server, Readiness, ReceiverMetrics, Registry};
+use crate::tls::config::{AuthConfig, ServerTlsConfig};
+use crate::tls::{Alpn, Security};
 
 #[derive(Debug, Error)]
 pub enum StartError {
@@ -164,10 +166,16 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         match receiver {
             ReceiverConfig::Otlp(otlp) => {
                 if let Some(grpc_config) = &otlp.protocols.grpc {
+                    let security = security(
+                        &name,
+                        grpc_config.tls.as_deref(),
+                        grpc_config.auth.as_deref(),
+                        Alpn::Grpc,
+                    )?;
                     let listener = bind(&name, &grpc_config.endpoint).await?;
                     if let Ok(address) = listener.local_addr() {
                         listening.push(Endpoint {
-                            what: format!("{name} OTLP gRPC"),
+                            what: format!("{name} OTLP gRPC{}", over_tls(&security)),
                             address,
                         });
                     }
@@ -176,19 +184,27 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                     let metrics = ReceiverMetrics::new(&registry, &name, "grpc");
                     servers.push(tokio::spawn(async move {
                         if let Err(error) =
-                            grpc::serve(listener, config, handles, metrics, shutdown).await
+                            grpc::serve(listener, config, handles, metrics, security, shutdown)
+                                .await
                         {
                             tracing::error!(%error, "OTLP gRPC server failed");
                         }
                     }));
                 }
                 if let Some(http_config) = &otlp.protocols.http {
+                    let security = security(
+                        &name,
+                        http_config.tls.as_deref(),
+                        http_config.auth.as_deref(),
+                        Alpn::Http1,
+                    )?;
                     let listener = bind(&name, &http_config.endpoint).await?;
                     if let Ok(address) = listener.local_addr() {
                         listening.push(Endpoint {
                             what: format!(
-                                "{name} OTLP HTTP (POST {})",
-                                http_config.profiles_url_path
+                                "{name} OTLP HTTP (POST {}){}",
+                                http_config.profiles_url_path,
+                                over_tls(&security)
                             ),
                             address,
                         });
@@ -198,7 +214,8 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                     let metrics = ReceiverMetrics::new(&registry, &name, "http");
                     servers.push(tokio::spawn(async move {
                         if let Err(error) =
-                            http::serve(listener, config, handles, metrics, shutdown).await
+                            http::serve(listener, config, handles, metrics, security, shutdown)
+                                .await
                         {
                             tracing::error!(%error, "OTLP HTTP server failed");
                         }
@@ -206,30 +223,51 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                 }
             }
             ReceiverConfig::Pprof(pprof_config) => {
+                let security = security(
+                    &name,
+                    pprof_config.tls.as_deref(),
+                    pprof_config.auth.as_deref(),
+                    Alpn::Http1,
+                )?;
                 let listener = bind(&name, &pprof_config.endpoint).await?;
-                let what = format!("{name} pprof push (POST {})", pprof_config.path);
+                let what = format!(
+                    "{name} pprof push (POST {}){}",
+                    pprof_config.path,
+                    over_tls(&security)
+                );
                 note_endpoint(&mut listening, &listener, what);
                 let shutdown = wait_for(stopped.clone());
                 let config = pprof_config.clone();
                 let metrics = ReceiverMetrics::new(&registry, &name, "http");
                 servers.push(tokio::spawn(async move {
                     if let Err(error) =
-                        pprof::serve(listener, config, handles, metrics, shutdown).await
+                        pprof::serve(listener, config, handles, metrics, security, shutdown).await
                     {
                         tracing::error!(%error, "pprof receiver failed");
                     }
                 }));
             }
             ReceiverConfig::Pyroscope(pyroscope_config) => {
+                let security = security(
+                    &name,
+                    pyroscope_config.tls.as_deref(),
+                    pyroscope_config.auth.as_deref(),
+                    Alpn::Http1,
+                )?;
                 let listener = bind(&name, &pyroscope_config.endpoint).await?;
-                let what = format!("{name} Pyroscope ingest (POST {})", pyroscope::INGEST_PATH);
+                let what = format!(
+                    "{name} Pyroscope ingest (POST {}){}",
+                    pyroscope::INGEST_PATH,
+                    over_tls(&security)
+                );
                 note_endpoint(&mut listening, &listener, what);
                 let shutdown = wait_for(stopped.clone());
                 let config = pyroscope_config.clone();
                 let metrics = ReceiverMetrics::new(&registry, &name, "http");
                 servers.push(tokio::spawn(async move {
                     if let Err(error) =
-                        pyroscope::serve(listener, config, handles, metrics, shutdown).await
+                        pyroscope::serve(listener, config, handles, metrics, security, shutdown)
+                            .await
                     {
                         tracing::error!(%error, "Pyroscope receiver failed");
                     }
@@ -259,6 +297,29 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         exporters: exporters.into_values().collect(),
         telemetry,
     })
+}
+
+/// A receiver's TLS acceptor and token check, its files read now so that
+/// a bad one stops the start.
+fn security(
+    name: &str,
+    tls: Option<&ServerTlsConfig>,
+    auth: Option<&AuthConfig>,
+    alpn: Alpn,
+) -> Result<Security, StartError> {
+    Security::new(tls, auth, alpn).map_err(|reason| StartError::Receiver {
+        id: name.to_owned(),
+        reason,
+    })
+}
+
+/// For the start-up message.
+fn over_tls(security: &Security) -> &'static str {
+    if security.uses_tls() {
+        " over TLS"
+    } else {
+        ""
+    }
 }
 
 /// The exporter an exporter configuration describes; `writing` gets a

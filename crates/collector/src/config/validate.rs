@@ -133,7 +133,26 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
                         "no protocol is on; add grpc:, http: or both (with no options they listen on 127.0.0.1:4317 and :4318)",
                     ));
                 }
-                Vec::new()
+                let mut found = Vec::new();
+                if let Some(grpc) = &otlp.protocols.grpc {
+                    found.extend(prefixed(
+                        "protocols.grpc",
+                        crate::tls::config::security_problems(
+                            grpc.tls.as_deref(),
+                            grpc.auth.as_deref(),
+                        ),
+                    ));
+                }
+                if let Some(http) = &otlp.protocols.http {
+                    found.extend(prefixed(
+                        "protocols.http",
+                        crate::tls::config::security_problems(
+                            http.tls.as_deref(),
+                            http.auth.as_deref(),
+                        ),
+                    ));
+                }
+                found
             }
             ReceiverConfig::Pprof(pprof) => pprof.problems(),
             ReceiverConfig::Pyroscope(pyroscope) => pyroscope.problems(),
@@ -213,4 +232,20 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
             ),
         ));
     }
+}
+
+/// `problems` with their paths under `prefix`.
+fn prefixed(
+    prefix: &str,
+    problems: Vec<crate::processors::OptionProblem>,
+) -> Vec<crate::processors::OptionProblem> {
+    problems
+        .into_iter()
+        .map(|problem| {
+            crate::processors::OptionProblem::new(
+                format!("{prefix}.{}", problem.path),
+                problem.message,
+            )
+        })
+        .collect()
 }

@@ -15,6 +15,8 @@ pub enum RefusedReason {
     Invalid,
     /// A pipeline was full or stopping; the client may retry.
     Unavailable,
+    /// Missing or wrong credentials; counted for requests only.
+    Unauthenticated,
 }
 
 impl RefusedReason {
@@ -22,6 +24,7 @@ impl RefusedReason {
         match self {
             Self::Invalid => "invalid",
             Self::Unavailable => "unavailable",
+            Self::Unauthenticated => "unauthenticated",
         }
     }
 }
@@ -37,6 +40,7 @@ pub struct ReceiverMetrics {
     refused_unavailable: Counter,
     refused_requests_invalid: Counter,
     refused_requests_unavailable: Counter,
+    refused_requests_unauthenticated: Counter,
 }
 
 impl ReceiverMetrics {
@@ -81,6 +85,7 @@ impl ReceiverMetrics {
             refused_unavailable: refused(RefusedReason::Unavailable),
             refused_requests_invalid: refused_requests(RefusedReason::Invalid),
             refused_requests_unavailable: refused_requests(RefusedReason::Unavailable),
+            refused_requests_unauthenticated: refused_requests(RefusedReason::Unauthenticated),
         }
     }
 
@@ -89,6 +94,7 @@ impl ReceiverMetrics {
         match reason {
             RefusedReason::Invalid => self.refused_requests_invalid.add(1),
             RefusedReason::Unavailable => self.refused_requests_unavailable.add(1),
+            RefusedReason::Unauthenticated => self.refused_requests_unauthenticated.add(1),
         }
     }
 
@@ -101,6 +107,8 @@ impl ReceiverMetrics {
         match reason {
             RefusedReason::Invalid => self.refused_invalid.add_count(profiles),
             RefusedReason::Unavailable => self.refused_unavailable.add_count(profiles),
+            // Refused before their profiles are read: nothing to count.
+            RefusedReason::Unauthenticated => {}
         }
     }
 }

@@ -5,6 +5,7 @@
 
 mod codec;
 pub mod config;
+mod skip_verify;
 mod status;
 pub(crate) mod tls;
 
@@ -25,6 +26,7 @@ use super::ExportError;
 use crate::pipeline::Batch;
 use codec::ExportCodec;
 use config::{Compression, OtlpExporterConfig, TlsConfig};
+use skip_verify::UnverifiedTlsConnector;
 use tls::{split_scheme, uses_tls, TlsFiles};
 
 const EXPORT_PATH: &str =
@@ -36,6 +38,8 @@ pub struct OtlpGrpcExporter {
     /// As configured, for messages.
     endpoint_text: String,
     endpoint: Endpoint,
+    /// Set for `tls.insecure_skip_verify`: TLS done by the connector.
+    unverified: Option<UnverifiedTlsConnector>,
     channel: OnceCell<Channel>,
     metadata: MetadataMap,
     compression: Option<CompressionEncoding>,
@@ -46,9 +50,18 @@ impl OtlpGrpcExporter {
     /// Checks the configuration and reads TLS files; does not connect.
     pub fn new(config: &OtlpExporterConfig) -> Result<Self, ExportError> {
         let invalid = |reason: String| ExportError::Permanent(format!("otlp exporter: {reason}"));
+        let (endpoint, unverified) = channel_endpoint(config).map_err(invalid)?;
+        if unverified.is_some() {
+            tracing::warn!(
+                endpoint = config.endpoint.trim(),
+                "tls.insecure_skip_verify: the server's certificate is not verified; \
+                 anyone on the path can pose as the server"
+            );
+        }
         Ok(Self {
             endpoint_text: config.endpoint.trim().to_owned(),
-            endpoint: channel_endpoint(config).map_err(invalid)?,
+            endpoint,
+            unverified,
             channel: OnceCell::new(),
             metadata: metadata(config).map_err(invalid)?,
             compression: match config.compression {
@@ -82,7 +95,12 @@ impl OtlpGrpcExporter {
     async fn send(&self, body: Bytes) -> Result<(), ExportError> {
         let channel = self
             .channel
-            .get_or_init(|| async { self.endpoint.connect_lazy() })
+            .get_or_init(|| async {
+                match &self.unverified {
+                    Some(connector) => self.endpoint.connect_with_connector_lazy(connector.clone()),
+                    None => self.endpoint.connect_lazy(),
+                }
+            })
             .await
             .clone();
         let mut grpc = Grpc::new(channel)
@@ -135,7 +153,9 @@ pub(crate) fn with_root_cause(text: String, error: &dyn std::error::Error) -> St
     }
 }
 
-fn channel_endpoint(config: &OtlpExporterConfig) -> Result<Endpoint, String> {
+fn channel_endpoint(
+    config: &OtlpExporterConfig,
+) -> Result<(Endpoint, Option<UnverifiedTlsConnector>), String> {
     let (scheme, rest) = split_scheme(&config.endpoint)?;
     let authority = rest.trim_end_matches('/');
     if authority.contains('/') {
@@ -145,7 +165,13 @@ fn channel_endpoint(config: &OtlpExporterConfig) -> Result<Endpoint, String> {
         ));
     }
     let tls = uses_tls(scheme, &config.tls)?;
-    let uri = format!("{}://{authority}", if tls { "https" } else { "http" });
+    // Without verification the connector does TLS, and tonic, seeing
+    // https://, would try to do it again.
+    let unverified = tls && config.tls.insecure_skip_verify;
+    let uri = format!(
+        "{}://{authority}",
+        if tls && !unverified { "https" } else { "http" }
+    );
     let endpoint = Endpoint::from_shared(uri)
         .map_err(|error| format!("endpoint {:?}: {error}", config.endpoint))?;
     if endpoint.uri().host().is_none_or(str::is_empty) {
@@ -153,17 +179,19 @@ fn channel_endpoint(config: &OtlpExporterConfig) -> Result<Endpoint, String> {
     }
     let endpoint = endpoint.connect_timeout(config.timeout.0).tcp_nodelay(true);
     if !tls {
-        return Ok(endpoint);
+        return Ok((endpoint, None));
     }
-    endpoint
+    if unverified {
+        let identity = TlsFiles::read(&config.tls)?.identity;
+        return Ok((endpoint, Some(UnverifiedTlsConnector::new(identity)?)));
+    }
+    let endpoint = endpoint
         .tls_config(client_tls(&config.tls)?)
-        .map_err(|error| format!("tls: {error}"))
+        .map_err(|error| format!("tls: {error}"))?;
+    Ok((endpoint, None))
 }
 
 fn client_tls(config: &TlsConfig) -> Result<ClientTlsConfig, String> {
-    if config.insecure_skip_verify {
-        return Err("tls.insecure_skip_verify is not supported over gRPC yet".to_owned());
-    }
     let files = TlsFiles::read(config)?;
     let mut tls = ClientTlsConfig::new();
     tls = match files.ca {

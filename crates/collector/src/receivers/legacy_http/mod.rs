@@ -11,7 +11,6 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::serve::ListenerExt;
 use axum::Router;
 
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
@@ -22,6 +21,7 @@ use super::handoff::{hand_over, parse_estimate};
 use super::otlp::{admit, settle, Decision, Outcome};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
+use crate::tls::{protect_router, Security};
 
 /// What one receiver hands its requests to.
 #[derive(Clone)]
@@ -96,20 +96,17 @@ impl Intake {
     }
 }
 
-/// Serves `router` until `shutdown` resolves; the listener is already bound.
+/// Serves `router` until `shutdown` resolves, over TLS and behind the
+/// bearer-token check when `security` says so; the listener is already
+/// bound.
 pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
+    metrics: ReceiverMetrics,
+    max_body: usize,
+    security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    // Without TCP_NODELAY, a reply written in pieces waits for the
-    // client's delayed ACK (40 ms on Linux).
-    let listener = listener.tap_io(|stream| {
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let router = protect_router(router, security.auth.clone(), metrics, max_body);
+    super::otlp::http::serve_router(listener, router, security, shutdown).await
 }

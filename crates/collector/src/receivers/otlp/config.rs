@@ -1,6 +1,7 @@
 use serde::Deserialize;
 
 use crate::config::units::{ByteSize, Duration};
+use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// `receivers: otlp: protocols: {grpc, http}`. A protocol left out is off.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -27,6 +28,10 @@ pub struct GrpcConfig {
     /// Concurrent HTTP/2 streams per connection.
     pub max_concurrent_streams: u32,
     pub keepalive: Keepalive,
+    /// Server TLS; plaintext when absent.
+    pub tls: Option<Box<ServerTlsConfig>>,
+    /// Bearer-token authentication; none when absent.
+    pub auth: Option<Box<AuthConfig>>,
 }
 
 impl Default for GrpcConfig {
@@ -36,6 +41,8 @@ impl Default for GrpcConfig {
             max_recv_msg_size_mib: 16,
             max_concurrent_streams: 100,
             keepalive: Keepalive::default(),
+            tls: None,
+            auth: None,
         }
     }
 }
@@ -67,6 +74,10 @@ pub struct HttpConfig {
     pub profiles_url_path: String,
     /// Largest accepted body, both as sent and after decompression.
     pub max_request_body_size: ByteSize,
+    /// Server TLS; plaintext when absent.
+    pub tls: Option<Box<ServerTlsConfig>>,
+    /// Bearer-token authentication; none when absent.
+    pub auth: Option<Box<AuthConfig>>,
 }
 
 impl Default for HttpConfig {
@@ -75,6 +86,8 @@ impl Default for HttpConfig {
             endpoint: "127.0.0.1:4318".to_owned(),
             profiles_url_path: "/v1development/profiles".to_owned(),
             max_request_body_size: ByteSize(20 << 20),
+            tls: None,
+            auth: None,
         }
     }
 }

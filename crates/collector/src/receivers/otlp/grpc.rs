@@ -26,6 +26,7 @@ use super::intake::{
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
+use crate::tls::{BearerAuth, Security, TlsIncoming};
 
 /// How long clients are told to wait before retrying a refused request.
 pub const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -38,6 +39,8 @@ struct ExportServer {
     /// Labelled with the receiver id and transport `grpc`.
     metrics: ReceiverMetrics,
     max_message: usize,
+    /// When set, requests without the right bearer token are UNAUTHENTICATED.
+    auth: Option<BearerAuth>,
 }
 
 const SERVICE_NAME: &str = "opentelemetry.proto.collector.profiles.v1development.ProfilesService";
@@ -62,6 +65,14 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        if let Some(auth) = &self.auth {
+            if !auth.allows(request.headers()) {
+                crate::tls::refused_unauthenticated(&self.metrics);
+                return Box::pin(async {
+                    Ok(Status::unauthenticated("missing or wrong bearer token").into_http())
+                });
+            }
+        }
         if request.uri().path() != EXPORT_PATH {
             return Box::pin(async {
                 Ok(Status::unimplemented("only Export is served").into_http())
@@ -160,6 +171,7 @@ pub async fn serve(
     config: GrpcConfig,
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
+    security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), tonic::transport::Error> {
     let max_message =
@@ -168,19 +180,32 @@ pub async fn serve(
         pipelines,
         metrics,
         max_message,
+        auth: security.auth,
     };
-    tonic::transport::Server::builder()
+    let router = tonic::transport::Server::builder()
         .max_concurrent_streams(config.max_concurrent_streams)
         .http2_keepalive_interval(Some(config.keepalive.time.0))
         .http2_keepalive_timeout(Some(config.keepalive.timeout.0))
-        .add_service(service)
-        .serve_with_incoming_shutdown(
-            // Without TCP_NODELAY, a reply written in pieces waits for the
-            // client's delayed ACK (40 ms on Linux).
-            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
-            shutdown,
-        )
-        .await
+        .add_service(service);
+    match security.tls {
+        // TLS is accepted here rather than by tonic, so that changed
+        // certificate files apply to new connections.
+        Some(acceptor) => {
+            router
+                .serve_with_incoming_shutdown(TlsIncoming::new(listener, acceptor), shutdown)
+                .await
+        }
+        None => {
+            router
+                .serve_with_incoming_shutdown(
+                    // Without TCP_NODELAY, a reply written in pieces waits for the
+                    // client's delayed ACK (40 ms on Linux).
+                    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
+                    shutdown,
+                )
+                .await
+        }
+    }
 }
 
 pub fn local_addr(listener: &tokio::net::TcpListener) -> Option<SocketAddr> {

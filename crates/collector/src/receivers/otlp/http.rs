@@ -26,6 +26,7 @@ use super::intake::{
 use super::retry_info;
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
+use crate::tls::{protect_router, Security, TlsIncoming};
 
 #[derive(Clone)]
 struct Receiver {
@@ -67,8 +68,32 @@ pub async fn serve(
     config: HttpConfig,
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
+    security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let drain_limit = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
+    let router = protect_router(
+        router(&config, pipelines, metrics.clone()),
+        security.auth.clone(),
+        metrics,
+        drain_limit,
+    );
+    serve_router(listener, router, security, shutdown).await
+}
+
+/// Serves `router` over plain TCP or TLS until `shutdown` resolves.
+pub(crate) async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    security: Security,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    if let Some(acceptor) = security.tls {
+        // Sets TCP_NODELAY on each connection itself.
+        return axum::serve(TlsIncoming::new(listener, acceptor), router)
+            .with_graceful_shutdown(shutdown)
+            .await;
+    }
     // Without TCP_NODELAY, a reply written in pieces waits for the
     // client's delayed ACK (40 ms on Linux).
     let listener = listener.tap_io(|stream| {
@@ -76,7 +101,7 @@ pub async fn serve(
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
     });
-    axum::serve(listener, router(&config, pipelines, metrics))
+    axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await
 }

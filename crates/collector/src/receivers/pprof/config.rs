@@ -2,6 +2,7 @@ use serde::Deserialize;
 
 use crate::config::units::ByteSize;
 use crate::processors::OptionProblem;
+use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// `receivers: pprof:` — pprof and legacy profiles POSTed over HTTP.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -14,6 +15,10 @@ pub struct PprofReceiverConfig {
     /// Largest accepted body: as sent, after Content-Encoding, and a
     /// gzipped profile after gunzip.
     pub max_request_body_size: ByteSize,
+    /// Server TLS; plaintext when absent.
+    pub tls: Option<Box<ServerTlsConfig>>,
+    /// Bearer-token authentication; none when absent.
+    pub auth: Option<Box<AuthConfig>>,
 }
 
 impl Default for PprofReceiverConfig {
@@ -22,6 +27,8 @@ impl Default for PprofReceiverConfig {
             endpoint: "127.0.0.1:4041".to_owned(),
             path: "/v1/pprof".to_owned(),
             max_request_body_size: ByteSize(20 << 20),
+            tls: None,
+            auth: None,
         }
     }
 }
@@ -42,6 +49,10 @@ impl PprofReceiverConfig {
                 "must be more than 0",
             ));
         }
+        problems.extend(crate::tls::config::security_problems(
+            self.tls.as_deref(),
+            self.auth.as_deref(),
+        ));
         problems
     }
 }

@@ -26,6 +26,7 @@ use super::handoff::{decode_limits, nanos_since_epoch, profile_request};
 use super::legacy_http::{self, Failure, Intake};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::ReceiverMetrics;
+use crate::tls::Security;
 
 pub fn router(
     config: &PprofReceiverConfig,
@@ -48,9 +49,12 @@ pub async fn serve(
     config: PprofReceiverConfig,
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
+    security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    legacy_http::serve(listener, router(&config, pipelines, metrics), shutdown).await
+    let router = router(&config, pipelines, metrics.clone());
+    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
+    legacy_http::serve(listener, router, metrics, max_body, security, shutdown).await
 }
 
 async fn push(

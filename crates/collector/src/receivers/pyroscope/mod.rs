@@ -29,6 +29,7 @@ use super::handoff::{decode_limits, nanos_since_epoch};
 use super::legacy_http::{self, Failure, Intake};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::ReceiverMetrics;
+use crate::tls::Security;
 
 /// Where Pyroscope takes uploads.
 pub const INGEST_PATH: &str = "/ingest";
@@ -54,9 +55,12 @@ pub async fn serve(
     config: PyroscopeReceiverConfig,
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
+    security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    legacy_http::serve(listener, router(&config, pipelines, metrics), shutdown).await
+    let router = router(&config, pipelines, metrics.clone());
+    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
+    legacy_http::serve(listener, router, metrics, max_body, security, shutdown).await
 }
 
 async fn ingest(

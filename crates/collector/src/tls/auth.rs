@@ -1,0 +1,206 @@
+//! Bearer-token authentication: `Authorization: Bearer TOKEN`, compared
+//! in constant time with a token from a file (re-read when it changes) or
+//! from an environment variable (read at start).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use tonic::codegen::tokio_stream::StreamExt;
+
+use super::config::AuthConfig;
+use super::reload::Reloading;
+use crate::telemetry::{ReceiverMetrics, RefusedReason};
+
+/// How often, at most, the token file's modification time is checked.
+const TOKEN_RECHECK: Duration = Duration::from_secs(1);
+
+#[derive(Clone)]
+pub struct BearerAuth {
+    token: Arc<Token>,
+}
+
+enum Token {
+    Fixed(Vec<u8>),
+    File(Reloading<Vec<u8>>),
+}
+
+impl BearerAuth {
+    pub fn new(config: &AuthConfig) -> Result<Self, String> {
+        let token = match (&config.bearer_token_file, &config.bearer_token_env) {
+            (Some(path), None) => {
+                let file = path.clone();
+                let load = move || {
+                    let text = std::fs::read_to_string(&file)
+                        .map_err(|error| format!("cannot read {file}: {error}"))?;
+                    non_empty(text.trim(), &file)
+                };
+                Token::File(Reloading::new(
+                    "bearer token",
+                    vec![PathBuf::from(path)],
+                    TOKEN_RECHECK,
+                    Box::new(load),
+                )?)
+            }
+            (None, Some(variable)) => {
+                let value = std::env::var(variable)
+                    .map_err(|_| format!("the environment variable {variable} is not set"))?;
+                Token::Fixed(non_empty(value.trim(), variable)?)
+            }
+            _ => return Err("set bearer_token_file or bearer_token_env".to_owned()),
+        };
+        Ok(Self {
+            token: Arc::new(token),
+        })
+    }
+
+    /// Whether the headers carry the right token.
+    pub fn allows(&self, headers: &HeaderMap) -> bool {
+        let Some(given) = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|value| bearer_token(value.as_bytes()))
+        else {
+            return false;
+        };
+        match &*self.token {
+            Token::Fixed(token) => constant_time_eq(given, token),
+            Token::File(token) => constant_time_eq(given, &token.current()),
+        }
+    }
+}
+
+fn non_empty(token: &str, source: &str) -> Result<Vec<u8>, String> {
+    if token.is_empty() {
+        Err(format!("the bearer token in {source} is empty"))
+    } else {
+        Ok(token.as_bytes().to_vec())
+    }
+}
+
+/// The token in `Bearer TOKEN` (the scheme in any case).
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = value.split_at_checked(6)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer") {
+        return None;
+    }
+    let token = token.strip_prefix(b" ")?.trim_ascii();
+    (!token.is_empty()).then_some(token)
+}
+
+/// Equality whose time depends on the lengths only, not on where the
+/// bytes differ.
+fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    let mut difference = u8::from(given.len() != expected.len());
+    for (index, byte) in given.iter().enumerate() {
+        let other = expected
+            .get(index % expected.len().max(1))
+            .copied()
+            .unwrap_or(0);
+        difference |= byte ^ other;
+    }
+    std::hint::black_box(difference) == 0
+}
+
+#[derive(Clone)]
+struct Guard {
+    auth: BearerAuth,
+    metrics: ReceiverMetrics,
+    /// How much of a refused request's body is read and dropped.
+    drain_limit: usize,
+}
+
+/// `router`, answering 401 to every request without the right token when
+/// `auth` is set. Up to `drain_limit` bytes of a refused body are read and
+/// dropped first, so that HTTP/1 clients still sending it get the 401
+/// rather than a reset connection.
+pub(crate) fn protect_router(
+    router: Router,
+    auth: Option<BearerAuth>,
+    metrics: ReceiverMetrics,
+    drain_limit: usize,
+) -> Router {
+    match auth {
+        None => router,
+        Some(auth) => router.layer(axum::middleware::from_fn_with_state(
+            Guard {
+                auth,
+                metrics,
+                drain_limit,
+            },
+            check,
+        )),
+    }
+}
+
+async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Response {
+    if guard.auth.allows(request.headers()) {
+        return next.run(request).await;
+    }
+    refused(&guard.metrics);
+    // A client waiting for 100 Continue has not sent its body: no need.
+    let expects_continue = request
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if !expects_continue {
+        drain(request.into_body(), guard.drain_limit).await;
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"))],
+        "missing or wrong bearer token\n",
+    )
+        .into_response()
+}
+
+/// Reads and drops up to `limit` bytes of `body`, without keeping them.
+async fn drain(body: axum::body::Body, limit: usize) {
+    let mut chunks = body.into_data_stream();
+    let mut read = 0usize;
+    while let Some(Ok(chunk)) = chunks.next().await {
+        read = read.saturating_add(chunk.len());
+        if read > limit {
+            break;
+        }
+    }
+}
+
+/// Counts and logs a request refused for its credentials.
+pub(crate) fn refused(metrics: &ReceiverMetrics) {
+    metrics.refused_request(RefusedReason::Unauthenticated);
+    tracing::debug!(
+        receiver = %metrics.receiver,
+        transport = metrics.transport,
+        reason = "unauthenticated",
+        "refused a request without the right bearer token"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_taken_from_the_bearer_scheme_only() {
+        assert_eq!(bearer_token(b"Bearer abc"), Some(&b"abc"[..]));
+        assert_eq!(bearer_token(b"bearer  abc "), Some(&b"abc"[..]));
+        assert_eq!(bearer_token(b"Basic abc"), None);
+        assert_eq!(bearer_token(b"Bearer"), None);
+        assert_eq!(bearer_token(b"Bearer "), None);
+        assert_eq!(bearer_token(b"Bearerabc"), None);
+    }
+
+    #[test]
+    fn comparison_needs_equal_bytes_and_lengths() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secreT", b"secret"));
+        assert!(!constant_time_eq(b"secret1", b"secret"));
+        assert!(!constant_time_eq(b"secre", b"secret"));
+        assert!(!constant_time_eq(b"", b"secret"));
+    }
+}

@@ -1,0 +1,134 @@
+//! `tls:` and `auth:` on network receivers, in the shape of the
+//! OpenTelemetry Collector's server `tls` settings and its
+//! `bearertokenauth` extension.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::config::units::Duration;
+use crate::processors::OptionProblem;
+
+/// `tls:` on a receiver: the server's certificate chain and key, and
+/// optionally the CAs client certificates must chain to (mutual TLS).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerTlsConfig {
+    /// PEM certificate chain, the server's own certificate first.
+    pub cert_file: Option<String>,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: Option<String>,
+    /// PEM CA certificates; when set, clients must present a certificate
+    /// that chains to one of them.
+    pub client_ca_file: Option<String>,
+    /// How often, at most, the files' modification times are checked on
+    /// new connections; changed files are loaded again. 0 never reloads.
+    pub reload_interval: Duration,
+}
+
+impl Default for ServerTlsConfig {
+    fn default() -> Self {
+        Self {
+            cert_file: None,
+            key_file: None,
+            client_ca_file: None,
+            reload_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+impl ServerTlsConfig {
+    /// Every problem in the options, named under `prefix` (e.g. `tls`).
+    pub fn problems(&self, prefix: &str) -> Vec<OptionProblem> {
+        let mut problems = Vec::new();
+        match (&self.cert_file, &self.key_file) {
+            (Some(_), Some(_)) => {}
+            (None, None) => problems.push(OptionProblem::new(
+                format!("{prefix}.cert_file"),
+                "a TLS server needs cert_file and key_file",
+            )),
+            (Some(_), None) => problems.push(OptionProblem::new(
+                format!("{prefix}.key_file"),
+                "cert_file is set without key_file; set both",
+            )),
+            (None, Some(_)) => problems.push(OptionProblem::new(
+                format!("{prefix}.cert_file"),
+                "key_file is set without cert_file; set both",
+            )),
+        }
+        for (option, path) in [
+            ("cert_file", &self.cert_file),
+            ("key_file", &self.key_file),
+            ("client_ca_file", &self.client_ca_file),
+        ] {
+            if let Some(problem) = path.as_deref().and_then(file_problem) {
+                problems.push(OptionProblem::new(format!("{prefix}.{option}"), problem));
+            }
+        }
+        problems
+    }
+}
+
+/// `auth:` on a receiver: requests must carry `Authorization: Bearer
+/// TOKEN`, the token read from a file (re-read when it changes) or from
+/// an environment variable at start.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    pub bearer_token_file: Option<String>,
+    pub bearer_token_env: Option<String>,
+}
+
+impl AuthConfig {
+    /// Every problem in the options, named under `prefix` (e.g. `auth`).
+    pub fn problems(&self, prefix: &str) -> Vec<OptionProblem> {
+        match (&self.bearer_token_file, &self.bearer_token_env) {
+            (Some(_), Some(_)) => vec![OptionProblem::new(
+                prefix,
+                "set bearer_token_file or bearer_token_env, not both",
+            )],
+            (None, None) => vec![OptionProblem::new(
+                prefix,
+                "set bearer_token_file or bearer_token_env",
+            )],
+            (Some(path), None) => file_problem(path)
+                .map(|problem| OptionProblem::new(format!("{prefix}.bearer_token_file"), problem))
+                .into_iter()
+                .collect(),
+            (None, Some(variable)) => match std::env::var(variable) {
+                Ok(value) if !value.trim().is_empty() => Vec::new(),
+                Ok(_) => vec![OptionProblem::new(
+                    format!("{prefix}.bearer_token_env"),
+                    format!("the environment variable {variable} is empty"),
+                )],
+                Err(_) => vec![OptionProblem::new(
+                    format!("{prefix}.bearer_token_env"),
+                    format!("the environment variable {variable} is not set"),
+                )],
+            },
+        }
+    }
+}
+
+/// Why a file an option names cannot be used, if it cannot.
+fn file_problem(path: &str) -> Option<String> {
+    if path.trim().is_empty() {
+        return Some("is empty; name a file".to_owned());
+    }
+    match std::fs::metadata(Path::new(path)) {
+        Err(error) => Some(format!("cannot read {path}: {error}")),
+        Ok(metadata) if !metadata.is_file() => Some(format!("{path} is not a file")),
+        Ok(metadata) if metadata.len() == 0 => Some(format!("{path} is empty")),
+        Ok(_) => None,
+    }
+}
+
+/// The problems in a receiver's `tls:` and `auth:` options.
+pub fn security_problems(
+    tls: Option<&ServerTlsConfig>,
+    auth: Option<&AuthConfig>,
+) -> Vec<OptionProblem> {
+    let mut problems = tls.map(|tls| tls.problems("tls")).unwrap_or_default();
+    problems.extend(auth.map(|auth| auth.problems("auth")).unwrap_or_default());
+    problems
+}

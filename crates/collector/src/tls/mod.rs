@@ -1,0 +1,49 @@
+//! What the network receivers share to protect themselves: server TLS
+//! (optionally requiring client certificates), reloaded when its files
+//! change, and bearer-token authentication.
+
+mod auth;
+pub mod config;
+mod listener;
+mod reload;
+mod server;
+
+pub(crate) use auth::{protect_router, refused as refused_unauthenticated, BearerAuth};
+pub(crate) use listener::TlsIncoming;
+pub use server::Alpn;
+pub(crate) use server::ReloadingAcceptor;
+
+use std::sync::Arc;
+
+use self::config::{AuthConfig, ServerTlsConfig};
+
+/// TLS and authentication for one listener; the default is neither.
+#[derive(Clone, Default)]
+pub struct Security {
+    pub(crate) tls: Option<Arc<ReloadingAcceptor>>,
+    pub(crate) auth: Option<BearerAuth>,
+}
+
+impl Security {
+    /// Reads the files the options name (an error names the bad one);
+    /// `alpn` is what the server offers in the TLS handshake.
+    pub fn new(
+        tls: Option<&ServerTlsConfig>,
+        auth: Option<&AuthConfig>,
+        alpn: Alpn,
+    ) -> Result<Self, String> {
+        let tls = tls
+            .map(|tls| ReloadingAcceptor::new(tls, alpn).map(Arc::new))
+            .transpose()
+            .map_err(|error| format!("tls: {error}"))?;
+        let auth = auth
+            .map(BearerAuth::new)
+            .transpose()
+            .map_err(|error| format!("auth: {error}"))?;
+        Ok(Self { tls, auth })
+    }
+
+    pub fn uses_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+}
