@@ -2,18 +2,16 @@
 //! 2xx is success (perhaps partial); 429, 502, 503 and 504 are retryable,
 //! after `Retry-After` when given; anything else is permanent.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use prost::Message;
-use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::{HeaderMap, CONTENT_TYPE};
 use reqwest::StatusCode;
 
 use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesServiceResponse};
 
+use crate::exporters::http_reply::{is_json, json_message, quoted, retry_after};
 use crate::exporters::ExportError;
-
-/// How much of an error body a message quotes.
-const QUOTED_BODY_CHARS: usize = 300;
 
 /// The part of `google.rpc.Status` error bodies that messages quote.
 #[derive(Clone, PartialEq, Message)]
@@ -53,13 +51,6 @@ pub(super) fn outcome(
     } else {
         Err(ExportError::Permanent(reason))
     }
-}
-
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.trim_start().starts_with("application/json"))
 }
 
 fn is_protobuf(headers: &HeaderMap) -> bool {
@@ -108,32 +99,11 @@ fn error_text(headers: &HeaderMap, body: &[u8]) -> String {
     let message = if is_protobuf(headers) {
         RpcStatus::decode(body).ok().map(|status| status.message)
     } else if is_json(headers) {
-        serde_json::from_slice::<serde_json::Value>(body)
-            .ok()
-            .and_then(|value| value.get("message")?.as_str().map(str::to_owned))
+        json_message(body)
     } else {
         None
     };
-    let text = message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-    let text = text.trim();
-    if text.is_empty() {
-        return "(no message)".to_owned();
-    }
-    let mut quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
-    if quoted.len() < text.len() {
-        quoted.push('…');
-    }
-    quoted
-}
-
-/// `Retry-After` as seconds or an HTTP date (a date past is no wait).
-fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    quoted(message, body)
 }
 
 #[cfg(test)]
@@ -147,18 +117,6 @@ mod tests {
             map.insert(*name, HeaderValue::from_str(value).unwrap());
         }
         map
-    }
-
-    #[test]
-    fn retry_after_takes_seconds_or_a_date() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
-        let seconds = headers(&[("retry-after", "7")]);
-        assert_eq!(retry_after(&seconds, now), Some(Duration::from_secs(7)));
-        let date = headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")]);
-        assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
-        let past = headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:27 GMT")]);
-        assert_eq!(retry_after(&past, now), Some(Duration::ZERO));
-        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
     }
 
     #[test]

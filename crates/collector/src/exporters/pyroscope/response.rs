@@ -3,15 +3,13 @@
 //! given; so is 408, which Pyroscope answers when it could not read the
 //! whole body. Anything else is permanent, quoting the server's message.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
+use crate::exporters::http_reply::{is_json, json_message, quoted, retry_after};
 use crate::exporters::ExportError;
-
-/// How much of an error body a message quotes.
-const QUOTED_BODY_CHARS: usize = 300;
 
 /// The result a reply to the push of `name` to `endpoint` means.
 pub(super) fn outcome(
@@ -49,37 +47,12 @@ pub(super) fn outcome(
 /// The `message` of a JSON error body (Connect's shape), or the body's
 /// text, cut short.
 fn error_text(headers: &HeaderMap, body: &[u8]) -> String {
-    let is_json = headers
-        .get(CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.trim_start().starts_with("application/json"));
-    let message = if is_json {
-        serde_json::from_slice::<serde_json::Value>(body)
-            .ok()
-            .and_then(|value| value.get("message")?.as_str().map(str::to_owned))
+    let message = if is_json(headers) {
+        json_message(body)
     } else {
         None
     };
-    let text = message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
-    let text = text.trim();
-    if text.is_empty() {
-        return "(no message)".to_owned();
-    }
-    let mut quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
-    if quoted.len() < text.len() {
-        quoted.push('…');
-    }
-    quoted
-}
-
-/// `Retry-After` as seconds or an HTTP date (a date past is no wait).
-fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+    quoted(message, body)
 }
 
 #[cfg(test)]
@@ -110,16 +83,6 @@ mod tests {
         }
         assert!(outcome("e", "a{}", StatusCode::OK, &none, b"").is_ok());
         assert!(outcome("e", "a{}", StatusCode::NO_CONTENT, &none, b"").is_ok());
-    }
-
-    #[test]
-    fn retry_after_takes_seconds_or_a_date() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
-        let seconds = headers(&[("retry-after", "7")]);
-        assert_eq!(retry_after(&seconds, now), Some(Duration::from_secs(7)));
-        let date = headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")]);
-        assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
-        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
     }
 
     #[test]

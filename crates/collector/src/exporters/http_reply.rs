@@ -1,0 +1,83 @@
+//! What the HTTP exporters read from an error reply: when to retry, and the
+//! server's message, quoted briefly.
+
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
+
+/// How much of an error body a message quotes.
+const QUOTED_BODY_CHARS: usize = 300;
+
+/// `Retry-After` as seconds or an HTTP date (a date past is no wait).
+pub(crate) fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("application/json"))
+}
+
+/// The `message` of a JSON error body (`google.rpc.Status` or Connect's
+/// shape).
+pub(crate) fn json_message(body: &[u8]) -> Option<String> {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| value.get("message")?.as_str().map(str::to_owned))
+}
+
+/// `message`, or else the body's text, trimmed and cut short.
+pub(crate) fn quoted(message: Option<String>, body: &[u8]) -> String {
+    let text = message.unwrap_or_else(|| String::from_utf8_lossy(body).into_owned());
+    let text = text.trim();
+    if text.is_empty() {
+        return "(no message)".to_owned();
+    }
+    let mut quoted: String = text.chars().take(QUOTED_BODY_CHARS).collect();
+    if quoted.len() < text.len() {
+        quoted.push('…');
+    }
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn retry_after_takes_seconds_or_a_date() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777);
+        let seconds = headers(&[("retry-after", "7")]);
+        assert_eq!(retry_after(&seconds, now), Some(Duration::from_secs(7)));
+        let date = headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:47 GMT")]);
+        assert_eq!(retry_after(&date, now), Some(Duration::from_secs(10)));
+        let past = headers(&[("retry-after", "Sun, 06 Nov 1994 08:49:27 GMT")]);
+        assert_eq!(retry_after(&past, now), Some(Duration::ZERO));
+        assert_eq!(retry_after(&headers(&[("retry-after", "soon")]), now), None);
+    }
+
+    #[test]
+    fn bodies_are_quoted_short() {
+        assert_eq!(quoted(None, b"  \n"), "(no message)");
+        assert_eq!(quoted(Some("no samples".into()), b"ignored"), "no samples");
+        let long = quoted(None, "x".repeat(1000).as_bytes());
+        assert_eq!(long.chars().count(), QUOTED_BODY_CHARS + 1);
+        assert!(long.ends_with('…'));
+    }
+}
