@@ -3,6 +3,7 @@
 pub mod debug;
 pub mod file;
 pub mod helper;
+mod http_client;
 mod http_reply;
 pub mod otlp;
 pub mod otlp_http;

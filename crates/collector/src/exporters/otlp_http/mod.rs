@@ -12,8 +12,9 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
 use reqwest::{Client, Url};
 
-use super::otlp::config::{Compression, TlsConfig};
-use super::otlp::tls::{split_scheme, uses_tls, TlsFiles};
+use super::http_client::client;
+use super::otlp::config::Compression;
+use super::otlp::tls::{split_scheme, uses_tls};
 use super::otlp::{warn_partial_success, with_root_cause};
 use super::ExportError;
 use crate::pipeline::Batch;
@@ -52,7 +53,12 @@ impl OtlpHttpExporter {
         }
         Ok(Self {
             url,
-            client: client(config, tls).map_err(invalid)?,
+            client: client(
+                &config.tls,
+                tls,
+                Some(config.timeout.0).filter(|timeout| !timeout.is_zero()),
+            )
+            .map_err(invalid)?,
             headers,
             encoding: config.encoding,
             compression: config.compression,
@@ -128,11 +134,6 @@ async fn read_reply(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest:
     Ok(body)
 }
 
-/// An error and its innermost cause.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    with_root_cause(error.to_string(), error)
-}
-
 /// The URL to POST to, and whether it uses TLS.
 fn profiles_url(config: &OtlpHttpExporterConfig) -> Result<(Url, bool), String> {
     let (given, append_path) = match &config.profiles_endpoint {
@@ -167,41 +168,6 @@ fn custom_headers(config: &OtlpHttpExporterConfig) -> Result<HeaderMap, String> 
         headers.insert(name, value);
     }
     Ok(headers)
-}
-
-fn client(config: &OtlpHttpExporterConfig, tls: bool) -> Result<Client, String> {
-    let mut builder = Client::builder()
-        .connect_timeout(config.timeout.0)
-        .user_agent(concat!("profbridge/", env!("CARGO_PKG_VERSION")));
-    if tls {
-        builder = with_tls(builder.https_only(true), &config.tls)?;
-    }
-    builder
-        .build()
-        .map_err(|error| format!("cannot build the HTTP client: {}", error_chain(&error)))
-}
-
-fn with_tls(
-    mut builder: reqwest::ClientBuilder,
-    config: &TlsConfig,
-) -> Result<reqwest::ClientBuilder, String> {
-    let files = TlsFiles::read(config)?;
-    if let Some(ca) = files.ca {
-        let certificates = reqwest::Certificate::from_pem_bundle(&ca)
-            .map_err(|error| format!("tls.ca_file: {}", error_chain(&error)))?;
-        builder = builder.tls_built_in_root_certs(false);
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    if let Some((mut pem, key)) = files.identity {
-        pem.push(b'\n');
-        pem.extend_from_slice(&key);
-        let identity = reqwest::Identity::from_pem(&pem)
-            .map_err(|error| format!("tls.cert_file/key_file: {}", error_chain(&error)))?;
-        builder = builder.identity(identity);
-    }
-    Ok(builder.danger_accept_invalid_certs(config.insecure_skip_verify))
 }
 
 #[cfg(test)]

@@ -35,8 +35,8 @@ use reqwest::{Client, Url};
 use profbridge_pprof::{encode, EncodeOptions};
 use profbridge_translate::{otlp_to_pprof, ToPprofOptions};
 
-use super::otlp::config::TlsConfig;
-use super::otlp::tls::{split_scheme, uses_tls, TlsFiles};
+use super::http_client::client;
+use super::otlp::tls::{split_scheme, uses_tls};
 use super::otlp::with_root_cause;
 use super::ExportError;
 use crate::pipeline::Batch;
@@ -279,51 +279,10 @@ fn sensitive(value: &str) -> Result<HeaderValue, String> {
     Ok(value)
 }
 
-fn client(config: &TlsConfig, tls: bool, timeout: Option<Duration>) -> Result<Client, String> {
-    let mut builder =
-        Client::builder().user_agent(concat!("profbridge/", env!("CARGO_PKG_VERSION")));
-    if let Some(timeout) = timeout {
-        builder = builder.connect_timeout(timeout);
-    }
-    if tls {
-        builder = with_tls(builder.https_only(true), config)?;
-    }
-    builder
-        .build()
-        .map_err(|error| format!("cannot build the HTTP client: {}", error_chain(&error)))
-}
-
-fn with_tls(
-    mut builder: reqwest::ClientBuilder,
-    config: &TlsConfig,
-) -> Result<reqwest::ClientBuilder, String> {
-    let files = TlsFiles::read(config)?;
-    if let Some(ca) = files.ca {
-        let certificates = reqwest::Certificate::from_pem_bundle(&ca)
-            .map_err(|error| format!("tls.ca_file: {}", error_chain(&error)))?;
-        builder = builder.tls_built_in_root_certs(false);
-        for certificate in certificates {
-            builder = builder.add_root_certificate(certificate);
-        }
-    }
-    if let Some((mut pem, key)) = files.identity {
-        pem.push(b'\n');
-        pem.extend_from_slice(&key);
-        let identity = reqwest::Identity::from_pem(&pem)
-            .map_err(|error| format!("tls.cert_file/key_file: {}", error_chain(&error)))?;
-        builder = builder.identity(identity);
-    }
-    Ok(builder.danger_accept_invalid_certs(config.insecure_skip_verify))
-}
-
-/// An error and its innermost cause.
-fn error_chain(error: &dyn std::error::Error) -> String {
-    with_root_cause(error.to_string(), error)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exporters::otlp::config::TlsConfig;
 
     fn url_of(endpoint: &str, tls: TlsConfig) -> Result<String, String> {
         let config = PyroscopeExporterConfig {
