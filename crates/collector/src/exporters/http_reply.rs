@@ -1,9 +1,50 @@
-//! What the HTTP exporters read from an error reply: when to retry, and the
-//! server's message, quoted briefly.
+//! What the HTTP exporters read from a reply: at most the start of its
+//! body, when to retry, and the server's message, quoted briefly; and what
+//! a request that got no reply means.
 
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::Url;
+
+use super::otlp::with_root_cause;
+use super::ExportError;
+
+/// The first `limit` bytes of a reply's body, whatever the server sends.
+pub(crate) async fn read_reply(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, reqwest::Error> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit.saturating_sub(body.len());
+        body.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        if body.len() >= limit {
+            break;
+        }
+    }
+    Ok(body)
+}
+
+/// A request to `url` that got no usable reply: retryable unless the
+/// request itself could not be built. `timeout` is the limit it ran into.
+pub(crate) fn send_error(url: &Url, timeout: Duration, error: &reqwest::Error) -> ExportError {
+    // reqwest's own text repeats the URL and hides the cause.
+    let cause = with_root_cause(String::new(), error);
+    let cause = match cause.strip_prefix(": ") {
+        Some(root) => root.to_owned(),
+        None => error.to_string(),
+    };
+    if error.is_timeout() {
+        ExportError::retryable(format!("{url}: no reply within {timeout:?}"))
+    } else if error.is_builder() {
+        ExportError::Permanent(format!("{url}: {cause}"))
+    } else if error.is_connect() {
+        ExportError::retryable(format!("{url}: not reachable: {cause}"))
+    } else {
+        ExportError::retryable(format!("{url}: {cause}"))
+    }
+}
 
 /// How much of an error body a message quotes.
 const QUOTED_BODY_CHARS: usize = 300;

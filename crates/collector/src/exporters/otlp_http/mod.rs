@@ -13,9 +13,10 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONT
 use reqwest::{Client, Url};
 
 use super::http_client::client;
+use super::http_reply::{read_reply, send_error};
 use super::otlp::config::Compression;
 use super::otlp::tls::{split_scheme, uses_tls};
-use super::otlp::{warn_partial_success, with_root_cause};
+use super::otlp::warn_partial_success;
 use super::ExportError;
 use crate::pipeline::Batch;
 use config::{Encoding, OtlpHttpExporterConfig, PROFILES_PATH};
@@ -87,51 +88,18 @@ impl OtlpHttpExporter {
             .body(body)
             .send()
             .await
-            .map_err(|error| self.send_error(&error))?;
+            .map_err(|error| send_error(&self.url, self.timeout, &error))?;
         let status = response.status();
         let headers = response.headers().clone();
-        let body = read_reply(response)
+        let body = read_reply(response, MAX_REPLY_BYTES)
             .await
-            .map_err(|error| self.send_error(&error))?;
+            .map_err(|error| send_error(&self.url, self.timeout, &error))?;
         let endpoint = self.url.as_str();
         if let Some(partial) = response::outcome(endpoint, status, &headers, &body)? {
             warn_partial_success(endpoint, &partial);
         }
         Ok(())
     }
-
-    fn send_error(&self, error: &reqwest::Error) -> ExportError {
-        let url = &self.url;
-        // reqwest's own text repeats the URL and hides the cause.
-        let cause = with_root_cause(String::new(), error);
-        let cause = match cause.strip_prefix(": ") {
-            Some(root) => root.to_owned(),
-            None => error.to_string(),
-        };
-        if error.is_timeout() {
-            ExportError::retryable(format!("{url}: no reply within {:?}", self.timeout))
-        } else if error.is_builder() {
-            ExportError::Permanent(format!("{url}: {cause}"))
-        } else if error.is_connect() {
-            ExportError::retryable(format!("{url}: not reachable: {cause}"))
-        } else {
-            ExportError::retryable(format!("{url}: {cause}"))
-        }
-    }
-}
-
-/// The start of a reply's body: enough for a partial success or an error
-/// message, and no more, whatever the server sends.
-async fn read_reply(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        let room = MAX_REPLY_BYTES.saturating_sub(body.len());
-        body.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
-        if body.len() >= MAX_REPLY_BYTES {
-            break;
-        }
-    }
-    Ok(body)
 }
 
 /// The URL to POST to, and whether it uses TLS.

@@ -36,8 +36,8 @@ use profbridge_pprof::{encode, EncodeOptions};
 use profbridge_translate::{otlp_to_pprof, ToPprofOptions};
 
 use super::http_client::client;
+use super::http_reply::{read_reply, send_error};
 use super::otlp::tls::{split_scheme, uses_tls};
-use super::otlp::with_root_cause;
 use super::ExportError;
 use crate::pipeline::Batch;
 use config::{BasicAuthConfig, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
@@ -148,35 +148,15 @@ impl PyroscopeExporter {
         let response = request
             .send()
             .await
-            .map_err(|error| self.send_error(&error))?;
+            .map_err(|error| send_error(&self.url, self.timeout.unwrap_or_default(), &error))?;
         let status = response.status();
         let headers = response.headers().clone();
-        let body = read_reply(response)
+        let body = read_reply(response, MAX_REPLY_BYTES)
             .await
-            .map_err(|error| self.send_error(&error))?;
+            .map_err(|error| send_error(&self.url, self.timeout.unwrap_or_default(), &error))?;
         response::outcome(self.url.as_str(), &push.name, status, &headers, &body)?;
         tracing::debug!(endpoint = %self.url, name = %push.name, "pushed a pprof to Pyroscope");
         Ok(())
-    }
-
-    fn send_error(&self, error: &reqwest::Error) -> ExportError {
-        let url = &self.url;
-        // reqwest's own text repeats the URL and hides the cause.
-        let cause = with_root_cause(String::new(), error);
-        let cause = match cause.strip_prefix(": ") {
-            Some(root) => root.to_owned(),
-            None => error.to_string(),
-        };
-        if error.is_timeout() {
-            let limit = self.timeout.unwrap_or_default();
-            ExportError::retryable(format!("{url}: no reply within {limit:?}"))
-        } else if error.is_builder() {
-            ExportError::Permanent(format!("{url}: {cause}"))
-        } else if error.is_connect() {
-            ExportError::retryable(format!("{url}: not reachable: {cause}"))
-        } else {
-            ExportError::retryable(format!("{url}: {cause}"))
-        }
     }
 }
 
@@ -216,19 +196,6 @@ fn prepare(naming: &Naming, batch: &Batch) -> Result<Vec<Push>, ExportError> {
             }
         })
         .collect())
-}
-
-/// The start of a reply's body: enough for an error message.
-async fn read_reply(mut response: reqwest::Response) -> Result<Vec<u8>, reqwest::Error> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        let room = MAX_REPLY_BYTES.saturating_sub(body.len());
-        body.extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
-        if body.len() >= MAX_REPLY_BYTES {
-            break;
-        }
-    }
-    Ok(body)
 }
 
 /// `{endpoint}/ingest`, and whether it uses TLS.
