@@ -11,6 +11,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use axum::routing::MethodRouter;
 use axum::Router;
 
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
@@ -101,12 +102,14 @@ impl Intake {
 /// bound.
 pub(crate) async fn serve(
     listener: tokio::net::TcpListener,
-    router: Router,
-    metrics: ReceiverMetrics,
-    max_body: usize,
+    route: (&str, MethodRouter<Intake>),
+    intake: Intake,
     security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let (metrics, max_body) = (intake.metrics.clone(), intake.max_body);
+    let (path, handler) = route;
+    let router = Router::new().route(path, handler).with_state(intake);
     let router = protect_router(router, security.auth.clone(), metrics, max_body);
     super::otlp::http::serve_router(listener, router, security, shutdown).await
 }

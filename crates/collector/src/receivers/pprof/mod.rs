@@ -16,7 +16,6 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
-use axum::Router;
 
 use profbridge_pprof::parse_any;
 
@@ -28,21 +27,6 @@ use crate::pipeline::PipelineHandle;
 use crate::telemetry::ReceiverMetrics;
 use crate::tls::Security;
 
-pub fn router(
-    config: &PprofReceiverConfig,
-    pipelines: Arc<[PipelineHandle]>,
-    metrics: ReceiverMetrics,
-) -> Router {
-    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
-    Router::new()
-        .route(&config.path, post(push))
-        .with_state(Intake {
-            pipelines,
-            metrics,
-            max_body,
-        })
-}
-
 /// Serves until `shutdown` resolves; the listener is already bound.
 pub async fn serve(
     listener: tokio::net::TcpListener,
@@ -52,9 +36,13 @@ pub async fn serve(
     security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = router(&config, pipelines, metrics.clone());
-    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
-    legacy_http::serve(listener, router, metrics, max_body, security, shutdown).await
+    let intake = Intake {
+        pipelines,
+        metrics,
+        max_body: usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX),
+    };
+    let route = (config.path.as_str(), post(push));
+    legacy_http::serve(listener, route, intake, security, shutdown).await
 }
 
 async fn push(

@@ -20,7 +20,6 @@ use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
-use axum::Router;
 
 use self::config::PyroscopeReceiverConfig;
 use self::convert::ingest_request;
@@ -34,21 +33,6 @@ use crate::tls::Security;
 /// Where Pyroscope takes uploads.
 pub const INGEST_PATH: &str = "/ingest";
 
-pub fn router(
-    config: &PyroscopeReceiverConfig,
-    pipelines: Arc<[PipelineHandle]>,
-    metrics: ReceiverMetrics,
-) -> Router {
-    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
-    Router::new()
-        .route(INGEST_PATH, post(ingest))
-        .with_state(Intake {
-            pipelines,
-            metrics,
-            max_body,
-        })
-}
-
 /// Serves until `shutdown` resolves; the listener is already bound.
 pub async fn serve(
     listener: tokio::net::TcpListener,
@@ -58,9 +42,13 @@ pub async fn serve(
     security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let router = router(&config, pipelines, metrics.clone());
-    let max_body = usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX);
-    legacy_http::serve(listener, router, metrics, max_body, security, shutdown).await
+    let intake = Intake {
+        pipelines,
+        metrics,
+        max_body: usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX),
+    };
+    let route = (INGEST_PATH, post(ingest));
+    legacy_http::serve(listener, route, intake, security, shutdown).await
 }
 
 async fn ingest(
