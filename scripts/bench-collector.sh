@@ -28,20 +28,8 @@ stacks=${3:-2000}
 queue=${4:-64MiB}
 shape=${5:-tree}
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench-common.sh
+. "$root/scripts/bench-common.sh"
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-collector \
@@ -49,23 +37,6 @@ cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-c
 profbridge="$root/target/release/profbridge"
 loadgen="$root/target/release/examples/loadgen"
 floor="$root/target/release/examples/decode_floor"
-
-field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p"; }
-
-# Waits (at most 30 s) until FILE has a line matching PATTERN; prints it.
-wait_line() {
-  local file=$1 pattern=$2 line
-  for _ in $(seq 300); do
-    line=$(grep -m1 -- "$pattern" "$file" 2>/dev/null || true)
-    if [ -n "$line" ]; then
-      echo "$line"
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$pattern' in $file" >&2
-  return 1
-}
 
 # Starts `profbridge serve` with EXPORTER (nop or file) and QUEUE_BYTES
 # (empty: the default); sets pid, grpc and metrics.
@@ -108,16 +79,8 @@ start_collector() {
   metrics=$(sed -n 's/.*telemetry.*listening on //p' "$out")
 }
 
-stop() {
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-
 # Sum of a counter or gauge over its label sets.
-metric() {
-  curl -s --max-time 5 "http://$metrics/metrics" |
-    awk -v m="$1" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f\n", s }'
-}
+metric() { metric_at "$metrics" "$1"; }
 
 # Runs loadgen against ADDRESS with extra arguments; prints its line and
 # checks that every request is counted once.

@@ -35,43 +35,14 @@ case "$sink" in
   *) echo "SINK must be nop or file, not $sink" >&2; exit 2 ;;
 esac
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  local pid
-  for pid in "${pids[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${pids[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=scripts/bench-common.sh
+. "$root/scripts/bench-common.sh"
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-collector \
   --example loadgen
 profbridge="$root/target/release/profbridge"
 loadgen="$root/target/release/examples/loadgen"
-
-field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p"; }
-
-# Waits (at most 30 s) until FILE has a line matching PATTERN; prints it.
-wait_line() {
-  local file=$1 pattern=$2 line
-  for _ in $(seq 300); do
-    line=$(grep -m1 -- "$pattern" "$file" 2>/dev/null || true)
-    if [ -n "$line" ]; then
-      echo "$line"
-      return 0
-    fi
-    sleep 0.1
-  done
-  echo "timed out waiting for '$pattern' in $file" >&2
-  return 1
-}
 
 # Starts `profbridge serve` on $work/NAME.yaml; sets pid, grpc and
 # metrics (the addresses it prints).
@@ -160,16 +131,7 @@ EOF
   start_serve "$name"
 }
 
-stop() {
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-}
-
-# Sum of a counter or gauge over its label sets, from the /metrics at ADDRESS.
-metric() {
-  curl -s --max-time 5 "http://$1/metrics" |
-    awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f\n", s }'
-}
+metric() { metric_at "$@"; }
 
 # One variant (ID names its files, LABEL its row; STORAGE as for
 # start_forwarder): prints its table row, then a line of totals.

@@ -1,0 +1,47 @@
+# Shared by the benchmark scripts (sourced, not run): a scratch folder
+# and the processes to stop on exit, and small helpers.
+# Expects $root (the repository) to be set.
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The value of KEY=value in a loadgen line on stdin.
+field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p"; }
+
+# Waits (at most 30 s) until FILE has a line matching PATTERN; prints it.
+wait_line() {
+  local file=$1 pattern=$2 line
+  for _ in $(seq 300); do
+    line=$(grep -m1 -- "$pattern" "$file" 2>/dev/null || true)
+    if [ -n "$line" ]; then
+      echo "$line"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "timed out waiting for '$pattern' in $file" >&2
+  return 1
+}
+
+stop() {
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# Sum of a counter or gauge over its label sets, from the /metrics at ADDRESS.
+metric_at() {
+  curl -s --max-time 5 "http://$1/metrics" |
+    awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f\n", s }'
+}
