@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use profbridge_collector::pipeline::memory_estimate;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
-use profbridge_translate::{otlp_to_pprof, validate_request, ToPprofOptions};
+use profbridge_translate::{
+    otlp_to_pprof, otlp_to_unassembled_pprof, validate_request, ToPprofOptions,
+};
 use prost::Message;
 
 #[global_allocator]
@@ -102,9 +104,10 @@ fn main() {
         lap(2, &mut totals);
         std::hint::black_box(memory_estimate(&request));
         lap(3, &mut totals);
-        let converted = otlp_to_pprof(&request, &ToPprofOptions::default()).unwrap();
+        let converted = otlp_to_unassembled_pprof(&request, &ToPprofOptions::default()).unwrap();
         lap(4, &mut totals);
         if std::env::var_os("ANALYZE").is_some() {
+            let converted = otlp_to_pprof(&request, &ToPprofOptions::default()).unwrap();
             for output in &converted.profiles {
                 let p = &output.profile;
                 let sample: usize = p.sample.iter().map(|s| s.encoded_len()).sum();
@@ -129,7 +132,7 @@ fn main() {
         }
         let mut raws = Vec::new();
         for output in &converted.profiles {
-            raws.push(output.profile.encode_to_vec());
+            raws.push(output.profile.encode());
         }
         lap(5, &mut totals);
         if let Some(path) = std::env::var_os("DUMP") {

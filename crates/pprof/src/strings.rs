@@ -1,10 +1,14 @@
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 
 /// Builds a pprof string table: "" is index 0, and each distinct string gets
-/// the next index the first time it is interned.
+/// the next index the first time it is interned. Each string is stored once,
+/// in the table; the index finds it by hash.
 #[derive(Debug, Clone)]
 pub struct StringInterner {
-    indexes: FxHashMap<String, i64>,
+    indexes: HashTable<usize>,
     table: Vec<String>,
 }
 
@@ -17,7 +21,7 @@ impl Default for StringInterner {
 impl StringInterner {
     pub fn new() -> Self {
         let mut interner = Self {
-            indexes: FxHashMap::default(),
+            indexes: HashTable::new(),
             table: Vec::new(),
         };
         interner.intern("");
@@ -26,13 +30,21 @@ impl StringInterner {
 
     /// The index of `s`, adding it when new.
     pub fn intern(&mut self, s: &str) -> i64 {
-        if let Some(&index) = self.indexes.get(s) {
-            return index;
-        }
-        let index = i64::try_from(self.table.len()).unwrap_or(i64::MAX);
-        self.indexes.insert(s.to_owned(), index);
-        self.table.push(s.to_owned());
-        index
+        let Self { indexes, table } = self;
+        let hash = FxBuildHasher.hash_one(s);
+        let found = indexes.find(hash, |&i| table.get(i).is_some_and(|t| t == s));
+        let index = match found {
+            Some(&index) => index,
+            None => {
+                let index = table.len();
+                table.push(s.to_owned());
+                indexes.insert_unique(hash, index, |&i| {
+                    FxBuildHasher.hash_one(table.get(i).map_or("", String::as_str))
+                });
+                index
+            }
+        };
+        i64::try_from(index).unwrap_or(i64::MAX)
     }
 
     pub fn len(&self) -> usize {

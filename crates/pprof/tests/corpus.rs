@@ -111,3 +111,18 @@ fn decode_limits_are_enforced_before_memory_is_used() {
         "gzip data decompresses to more than the limit of 1048576 bytes"
     );
 }
+
+#[test]
+fn the_hand_written_encoder_writes_what_prost_writes_for_the_corpus() {
+    let raw = EncodeOptions {
+        compression: Compression::None,
+    };
+    for file in corpus_protos() {
+        let profile = decode(&file.bytes, &DecodeOptions::default()).unwrap();
+        assert!(
+            encode(&profile, &raw) == prost::Message::encode_to_vec(&profile),
+            "{}: the bytes differ from prost's",
+            file.name
+        );
+    }
+}

@@ -16,5 +16,8 @@ pub mod validate;
 pub use dictionary::DictionaryBuilder;
 pub use merge::merge_requests;
 pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
-pub use to_pprof::{otlp_to_pprof, OtlpToPprof, PprofOutput, ToPprofOptions};
+pub use to_pprof::{
+    otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofOutput, ToPprofOptions,
+    UnassembledPprof,
+};
 pub use validate::{validate_request, OtlpError, ProfileRef, Validated};

@@ -7,10 +7,14 @@
     clippy::indexing_slicing
 )]
 
+use prost::Message;
+
 use profbridge_pprof::{canonical_diff, parse_any, DecodeOptions};
-use profbridge_testkit::corpus_files;
+use profbridge_testkit::{corpus_files, generated_request, StackShape};
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{
-    otlp_to_pprof, pprof_to_otlp, PprofInput, ToOtlpOptions, ToPprofOptions,
+    otlp_to_pprof, otlp_to_unassembled_pprof, pprof_to_otlp, PprofInput, ToOtlpOptions,
+    ToPprofOptions,
 };
 
 #[test]
@@ -42,5 +46,45 @@ fn every_corpus_file_round_trips_canonically() {
         assert_eq!(back.profiles.len(), 1, "{}", file.name);
         let diff = canonical_diff(&original, &back.profiles[0].profile).unwrap();
         assert_eq!(diff, None, "{}", file.name);
+    }
+}
+
+/// What the exporters write without assembling samples is byte for byte
+/// the encoding of the assembled pprof.
+fn assert_unassembled_encoding_matches(name: &str, request: &ExportProfilesServiceRequest) {
+    let options = ToPprofOptions::default();
+    let assembled = otlp_to_pprof(request, &options).unwrap();
+    let unassembled = otlp_to_unassembled_pprof(request, &options).unwrap();
+    assert_eq!(
+        assembled.profiles.len(),
+        unassembled.profiles.len(),
+        "{name}"
+    );
+    for (slow, fast) in assembled.profiles.iter().zip(unassembled.profiles) {
+        assert!(
+            fast.profile.encode() == slow.profile.encode_to_vec(),
+            "{name}: the unassembled pprof encodes differently"
+        );
+    }
+}
+
+#[test]
+fn corpus_and_generated_pprofs_encode_the_same_unassembled() {
+    for file in corpus_files() {
+        let (original, _) = parse_any(&file.bytes, &DecodeOptions::default()).unwrap();
+        let converted = pprof_to_otlp(
+            &[PprofInput {
+                profile: &original,
+                resource_attributes: &[],
+                scope: None,
+                original_payload: None,
+            }],
+            &ToOtlpOptions::default(),
+        );
+        assert_unassembled_encoding_matches(&file.name, &converted.request);
+    }
+    for shape in [StackShape::CallTree, StackShape::Random] {
+        let request = generated_request(shape, 300, 7);
+        assert_unassembled_encoding_matches(&format!("{shape:?}"), &request);
     }
 }

@@ -12,6 +12,7 @@
 )]
 
 use proptest::prelude::*;
+use prost::Message;
 
 use profbridge_testkit::SeededRng;
 use profbridge_translate::canonical::canonicalize;
@@ -21,8 +22,8 @@ use profbridge_translate::otlp::{
     Location, Mapping, Profile, Resource, ResourceProfiles, Sample, ScopeProfiles, ValueType,
 };
 use profbridge_translate::{
-    otlp_to_pprof, pprof_to_otlp, validate_request, DictionaryBuilder, PprofInput, ToOtlpOptions,
-    ToPprofOptions,
+    otlp_to_pprof, otlp_to_unassembled_pprof, pprof_to_otlp, validate_request, DictionaryBuilder,
+    PprofInput, ToOtlpOptions, ToPprofOptions,
 };
 
 const FRAME_TYPES: [&str; 6] = ["native", "kernel", "cpython", "jvm", "go", "dotnet"];
@@ -349,6 +350,28 @@ proptest! {
             let line = e.lines().zip(a.lines()).position(|(x, y)| x != y).unwrap_or(0);
             let context = |text: &str| text.lines().skip(line.saturating_sub(8)).take(12).collect::<Vec<_>>().join("\n");
             prop_assert!(false, "canonical forms differ at line {}:\nexpected:\n{}\nactual:\n{}", line, context(&e), context(&a));
+        }
+    }
+
+    /// The exporters write pprofs without assembling their samples; the
+    /// bytes must be exactly what encoding the assembled profile gives.
+    #[test]
+    fn unassembled_pprof_encodes_like_the_assembled_profile(
+        seed in any::<u64>(),
+        size in 0usize..25,
+        aggregate_timestamps in any::<bool>(),
+        resource_labels in any::<bool>(),
+    ) {
+        let request = random_request(seed, size);
+        let options = ToPprofOptions { aggregate_timestamps, resource_labels, scope_labels: resource_labels };
+        let unassembled = otlp_to_unassembled_pprof(&request, &options).unwrap();
+        let assembled = otlp_to_pprof(&request, &options).unwrap();
+        prop_assert_eq!(unassembled.profiles.len(), assembled.profiles.len());
+        for (fast, slow) in unassembled.profiles.into_iter().zip(&assembled.profiles) {
+            prop_assert_eq!(fast.profile.sample_count(), slow.profile.sample.len());
+            let bytes = fast.profile.encode();
+            prop_assert_eq!(&bytes, &slow.profile.encode_to_vec());
+            prop_assert_eq!(&fast.profile.assemble(), &slow.profile);
         }
     }
 }

@@ -15,8 +15,8 @@
 use proptest::prelude::*;
 
 use profbridge_pprof::{
-    canonical_diff, validate, Function, Label, Line, Location, Mapping, Profile, Sample,
-    StringInterner, ValueType,
+    canonical_diff, encode, validate, Compression, EncodeOptions, Function, Label, Line, Location,
+    Mapping, Profile, Sample, StringInterner, ValueType,
 };
 use profbridge_testkit::SeededRng;
 use profbridge_translate::{
@@ -308,6 +308,14 @@ proptest! {
         let back = round_trip(&original);
         validate(&back).unwrap();
         prop_assert_eq!(canonical_diff(&original, &back).unwrap(), None);
+    }
+
+    /// pprof's hand-written encoder writes exactly prost's bytes.
+    #[test]
+    fn the_hand_written_encoder_writes_what_prost_writes(seed in any::<u64>(), size in 0usize..40) {
+        let profile = random_pprof(seed, size);
+        let raw = encode(&profile, &EncodeOptions { compression: Compression::None });
+        prop_assert_eq!(raw, prost::Message::encode_to_vec(&profile));
     }
 }
 

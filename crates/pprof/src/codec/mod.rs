@@ -1,6 +1,7 @@
 //! Bytes ⇄ [`Profile`]: gzip detection, size limits, protobuf, validation.
 
 mod gzip;
+pub mod wire;
 
 use prost::Message;
 use thiserror::Error;
@@ -117,7 +118,13 @@ pub fn gunzip(input: &[u8], options: &DecodeOptions) -> Result<Vec<u8>, DecodeEr
 
 /// Encodes a profile as protobuf, gzipped unless `Compression::None`.
 pub fn encode(profile: &Profile, options: &EncodeOptions) -> Vec<u8> {
-    let raw = profile.encode_to_vec();
+    let mut raw = Vec::new();
+    wire::write_profile(profile, &mut raw);
+    compress(raw, options)
+}
+
+/// Protobuf bytes as `options` want them written.
+pub fn compress(raw: Vec<u8>, options: &EncodeOptions) -> Vec<u8> {
     match options.compression {
         Compression::None => raw,
         Compression::Gzip { level } => gzip::compress(&raw, level),

@@ -5,23 +5,27 @@
 
 use std::borrow::Cow;
 
-/// Encodes per-location types (leaf first); `None` when no frame is typed.
-pub(crate) fn encode<'a>(types: impl IntoIterator<Item = Option<&'a str>>) -> Option<String> {
+/// Encodes per-location types (leaf first), given as ids that `name`
+/// spells; `None` when no frame is typed.
+pub(crate) fn encode<'a, T: Copy + PartialEq>(
+    types: impl IntoIterator<Item = Option<T>>,
+    name: impl Fn(T) -> &'a str,
+) -> Option<String> {
     let mut out = String::new();
     let mut typed = false;
-    let mut run: Option<(Option<&str>, usize)> = None;
+    let mut run: Option<(Option<T>, usize)> = None;
     let mut first = true;
-    let mut flush = |out: &mut String, (frame_type, count): (Option<&str>, usize)| {
+    let mut flush = |out: &mut String, (frame_type, count): (Option<T>, usize)| {
         if !first {
             out.push(',');
         }
         first = false;
-        if let Some(name) = frame_type {
-            push_escaped(out, name);
+        if let Some(id) = frame_type {
+            push_escaped(out, name(id));
         }
         if count > 1 {
             out.push('*');
-            out.push_str(&count.to_string());
+            push_count(out, count);
         }
     };
     for frame_type in types {
@@ -39,6 +43,26 @@ pub(crate) fn encode<'a>(types: impl IntoIterator<Item = Option<&'a str>>) -> Op
         flush(&mut out, done);
     }
     typed.then_some(out)
+}
+
+/// `count` in decimal, without the formatting machinery: stacks have
+/// thousands of runs.
+fn push_count(out: &mut String, count: usize) {
+    let mut digits = [0u8; 20];
+    let mut rest = count;
+    let mut len = 0;
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        len += 1;
+        if rest == 0 {
+            break;
+        }
+    }
+    let start = digits.len() - len;
+    for &digit in digits.get(start..).unwrap_or_default() {
+        out.push(char::from(digit));
+    }
 }
 
 fn push_escaped(out: &mut String, name: &str) {
@@ -133,12 +157,12 @@ mod tests {
             Some("native"),
             Some("a,b*c%"),
         ];
-        let encoded = encode(types).unwrap();
+        let encoded = encode(types, |name| name).unwrap();
         assert_eq!(encoded, "kernel*2,,native,a%2Cb%2Ac%25");
         let decoded = decode(&encoded, 5).unwrap();
         let decoded: Vec<Option<&str>> = decoded.iter().map(|t| t.as_deref()).collect();
         assert_eq!(decoded, types);
-        assert_eq!(encode([None, None]), None);
+        assert_eq!(encode([None::<&str>, None], |name| name), None);
     }
 
     #[test]

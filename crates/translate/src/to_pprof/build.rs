@@ -3,11 +3,12 @@
 use rustc_hash::FxHashMap;
 
 use profbridge_pprof::{
-    Function, Label, Line, Location, Mapping, Profile as Pprof, Sample, StringInterner, ValueType,
+    Function, Label, Line, Location, Mapping, Profile as Pprof, StringInterner, ValueType,
 };
 
 use super::labels::{attribute_labels, LabelOut};
 use super::rows::{collect_rows, Row};
+use super::samples::Samples;
 use super::{profile_attributes, string_at, ToPprofOptions};
 use crate::keys::{
     ATTR_TYPES_LABEL, BUILD_ID_GNU, BUILD_ID_GO, BUILD_ID_HTLHASH, COMMENT, DEFAULT_SAMPLE_TYPE,
@@ -17,17 +18,19 @@ use crate::keys::{
 use crate::otlp::{any_value, resolve_strings, AnyValue, KeyValue, Profile, ProfilesDictionary};
 use crate::reserved::{attr_types, frame_types, hex};
 
+/// The pprof of a group: the profile without its samples, and the samples.
 pub(super) fn pprof_of_group(
     group: &[&Profile],
     dictionary: &ProfilesDictionary,
     scope_attributes: &[KeyValue],
     copied: &[&KeyValue],
     options: &ToPprofOptions,
-) -> Pprof {
+) -> (Pprof, Samples) {
     let mut builder = Builder {
         d: dictionary,
         strings: StringInterner::new(),
         out: Pprof::default(),
+        samples: Samples::default(),
         attributes: Vec::new(),
         stacks: FxHashMap::default(),
     };
@@ -63,11 +66,11 @@ pub(super) fn pprof_of_group(
     }
     let rows = collect_rows(&columns, width, options.aggregate_timestamps);
     let tables = builder.tables(&rows);
-    for row in &rows {
-        builder.samples(row, &tables, copied);
+    for row in rows {
+        builder.row(row, &tables, copied);
     }
     builder.out.string_table = builder.strings.into_table();
-    builder.out
+    (builder.out, builder.samples)
 }
 
 /// pprof index of each OTLP profile: `pprof.scope.sample_type_order` when
@@ -124,19 +127,20 @@ struct Tables {
 }
 
 impl Tables {
-    fn location(&self, index: i32) -> (u64, Option<&str>) {
+    /// The pprof location id and frame type (an index into
+    /// `frame_type_names`) of OTLP location `index`.
+    fn location(&self, index: i32) -> (u64, Option<usize>) {
         let Ok(index) = usize::try_from(index) else {
             return (0, None);
         };
         let id = self.location_ids.get(index).copied().unwrap_or(0);
-        let frame_type = self
-            .frame_types
-            .get(index)
-            .copied()
-            .flatten()
-            .and_then(|t| self.frame_type_names.get(t))
-            .map(String::as_str);
-        (id, frame_type)
+        (id, self.frame_types.get(index).copied().flatten())
+    }
+
+    fn frame_type_name(&self, frame_type: usize) -> &str {
+        self.frame_type_names
+            .get(frame_type)
+            .map_or("", String::as_str)
     }
 }
 
@@ -147,9 +151,11 @@ struct AttributeLabels<'d> {
     hint: Option<attr_types::TypedKey>,
 }
 
-/// What every sample of one stack shares.
+/// What every sample of one stack shares: its location ids, held in
+/// [`Samples`], and its frame-types label.
+#[derive(Clone, Copy)]
 struct StackLabels {
-    location_ids: Vec<u64>,
+    location_ids: usize,
     frame_types: Option<Label>,
 }
 
@@ -157,6 +163,7 @@ struct Builder<'d> {
     d: &'d ProfilesDictionary,
     strings: StringInterner,
     out: Pprof,
+    samples: Samples,
     /// By attribute index, filled as samples use them.
     attributes: Vec<Option<AttributeLabels<'d>>>,
     stacks: FxHashMap<i32, StackLabels>,
@@ -249,21 +256,18 @@ impl<'d> Builder<'d> {
             .collect();
         let otlp_location = |i: usize| self.d.location_table.get(i);
 
-        let mut function_indices: Vec<i32> = location_indices
-            .iter()
-            .filter_map(|&i| otlp_location(i))
-            .flat_map(|l| l.lines.iter().map(|line| line.function_index))
-            .collect();
-        function_indices.sort_unstable();
-        function_indices.dedup();
-        let mut mapping_indices: Vec<i32> = location_indices
-            .iter()
-            .filter_map(|&i| otlp_location(i))
-            .map(|l| l.mapping_index)
-            .filter(|&m| m != 0)
-            .collect();
-        mapping_indices.sort_unstable();
-        mapping_indices.dedup();
+        let mut function_reached = vec![false; self.d.function_table.len()];
+        let mut mapping_reached = vec![false; self.d.mapping_table.len()];
+        for location in location_indices.iter().filter_map(|&i| otlp_location(i)) {
+            for line in &location.lines {
+                mark(&mut function_reached, line.function_index);
+            }
+            if location.mapping_index != 0 {
+                mark(&mut mapping_reached, location.mapping_index);
+            }
+        }
+        let function_indices = reached_indices(&function_reached);
+        let mapping_indices = reached_indices(&mapping_reached);
 
         let function_ids: FxHashMap<i32, u64> = function_indices
             .iter()
@@ -305,7 +309,8 @@ impl<'d> Builder<'d> {
             frame_types: vec![None; location_count],
             frame_type_names: Vec::new(),
         };
-        let mut by_content: FxHashMap<(u64, u64, Vec<Line>, bool), u64> = FxHashMap::default();
+        let mut by_content: FxHashMap<(u64, u64, Vec<Line>, bool), u64> =
+            FxHashMap::with_capacity_and_hasher(location_indices.len(), Default::default());
         for &index in &location_indices {
             let Some(l) = otlp_location(index) else {
                 continue;
@@ -405,9 +410,9 @@ impl<'d> Builder<'d> {
         mapping
     }
 
-    fn samples(&mut self, row: &Row, tables: &Tables, copied: &[&KeyValue]) {
+    fn row(&mut self, row: Row, tables: &Tables, copied: &[&KeyValue]) {
         let (stack, attributes, link) = &row.identity;
-        let location_id = self.stack_labels(*stack, tables).location_ids.clone();
+        let stack_labels = self.stack_labels(*stack, tables);
 
         let mut labels: Vec<Label> = Vec::new();
         let mut hints = Vec::new();
@@ -426,7 +431,7 @@ impl<'d> Builder<'d> {
             let value = kv.value.clone().unwrap_or_default();
             self.push_attribute(&kv.key, &value, "", &mut labels, &mut hints);
         }
-        if let Some(label) = self.stack_labels(*stack, tables).frame_types {
+        if let Some(label) = stack_labels.frame_types {
             labels.push(label);
         }
         if let Some(l) = usize::try_from(*link)
@@ -441,54 +446,48 @@ impl<'d> Builder<'d> {
             labels.push(self.str_label(ATTR_TYPES_LABEL, &attr_types::encode(hints)));
         }
 
-        if row.observations.is_empty() {
-            self.out.sample.push(Sample {
-                location_id,
-                value: row.values.clone(),
-                label: labels,
-            });
-            return;
+        if !row.observations.is_empty() {
+            let timestamp_key = self.strings.intern(TIMESTAMP_LABEL);
+            self.samples.set_timestamp_key(timestamp_key);
         }
-        let timestamp_key = self.strings.intern(TIMESTAMP_LABEL);
-        self.out.sample.reserve(row.observations.len());
-        for (timestamp, values) in &row.observations {
-            let mut label = Vec::with_capacity(labels.len() + 1);
-            label.extend_from_slice(&labels);
-            label.push(Label {
-                key: timestamp_key,
-                num: *timestamp as i64,
-                ..Label::default()
-            });
-            self.out.sample.push(Sample {
-                location_id: location_id.clone(),
-                value: values.clone(),
-                label,
-            });
-        }
+        self.samples.push_row(
+            stack_labels.location_ids,
+            labels,
+            row.values,
+            row.observations,
+        );
     }
 
     /// The location ids and frame-types label of a stack, built once.
-    fn stack_labels(&mut self, stack: i32, tables: &Tables) -> &StackLabels {
+    fn stack_labels(&mut self, stack: i32, tables: &Tables) -> StackLabels {
         let Self {
-            d, strings, stacks, ..
+            d,
+            strings,
+            stacks,
+            samples,
+            ..
         } = self;
-        stacks.entry(stack).or_insert_with(|| {
+        *stacks.entry(stack).or_insert_with(|| {
             let location_indices = usize::try_from(stack)
                 .ok()
                 .and_then(|s| d.stack_table.get(s))
                 .map(|s| s.location_indices.as_slice())
                 .unwrap_or_default();
-            let (location_ids, types): (Vec<u64>, Vec<Option<&str>>) = location_indices
-                .iter()
-                .map(|&index| tables.location(index))
-                .unzip();
-            let frame_types = frame_types::encode(types).map(|value| Label {
-                key: strings.intern(FRAME_TYPES_LABEL),
-                str: strings.intern(&value),
-                ..Label::default()
-            });
+            let mut location_ids = Vec::with_capacity(location_indices.len());
+            let mut types = Vec::with_capacity(location_indices.len());
+            for &index in location_indices {
+                let (id, frame_type) = tables.location(index);
+                location_ids.push(id);
+                types.push(frame_type);
+            }
+            let frame_types =
+                frame_types::encode(types, |t| tables.frame_type_name(t)).map(|value| Label {
+                    key: strings.intern(FRAME_TYPES_LABEL),
+                    str: strings.intern(&value),
+                    ..Label::default()
+                });
             StackLabels {
-                location_ids,
+                location_ids: samples.add_stack(location_ids),
                 frame_types,
             }
         })
@@ -546,4 +545,22 @@ impl<'d> Builder<'d> {
             ..Label::default()
         }
     }
+}
+
+/// Marks table index `index` as reached; out-of-range indexes (which
+/// validation rejects) are ignored.
+fn mark(reached: &mut [bool], index: i32) {
+    if let Some(slot) = usize::try_from(index).ok().and_then(|i| reached.get_mut(i)) {
+        *slot = true;
+    }
+}
+
+/// The reached indexes, in table order.
+fn reached_indices(reached: &[bool]) -> Vec<i32> {
+    reached
+        .iter()
+        .enumerate()
+        .filter(|(_, &r)| r)
+        .filter_map(|(i, _)| i32::try_from(i).ok())
+        .collect()
 }

@@ -3,6 +3,7 @@
 mod build;
 mod labels;
 mod rows;
+mod samples;
 
 use profbridge_pprof::Profile as Pprof;
 
@@ -25,8 +26,8 @@ pub struct ToPprofOptions {
 
 /// One pprof, with the resource and scope it came from.
 #[derive(Debug, Clone)]
-pub struct PprofOutput {
-    pub profile: Pprof,
+pub struct PprofOutput<P = Pprof> {
+    pub profile: P,
     pub resource: usize,
     pub scope: usize,
     pub resource_attributes: Vec<KeyValue>,
@@ -34,11 +35,51 @@ pub struct PprofOutput {
 }
 
 #[derive(Debug, Default)]
-pub struct OtlpToPprof {
-    pub profiles: Vec<PprofOutput>,
+pub struct OtlpToPprof<P = Pprof> {
+    pub profiles: Vec<PprofOutput<P>>,
     /// Profiles that failed validation, each with its reason; the others
     /// were converted.
     pub rejected: Vec<(ProfileRef, OtlpError)>,
+}
+
+/// A pprof whose samples are not spelled out yet: what a caller that only
+/// writes the pprof needs. [`UnassembledPprof::encode`] gives the same
+/// bytes as encoding [`UnassembledPprof::assemble`]'s profile, faster.
+#[derive(Debug, Clone)]
+pub struct UnassembledPprof {
+    /// Everything but the samples.
+    pub head: Pprof,
+    samples: samples::Samples,
+}
+
+impl UnassembledPprof {
+    pub fn sample_count(&self) -> usize {
+        self.samples.count()
+    }
+
+    /// The profile, as protobuf (not compressed).
+    pub fn encode(&self) -> Vec<u8> {
+        self.samples.encode_with(&self.head)
+    }
+
+    pub fn assemble(self) -> Pprof {
+        Pprof {
+            sample: self.samples.into_samples(),
+            ..self.head
+        }
+    }
+}
+
+impl<P> PprofOutput<P> {
+    fn map<Q>(self, f: impl FnOnce(P) -> Q) -> PprofOutput<Q> {
+        PprofOutput {
+            profile: f(self.profile),
+            resource: self.resource,
+            scope: self.scope,
+            resource_attributes: self.resource_attributes,
+            instrumentation_scope: self.instrumentation_scope,
+        }
+    }
 }
 
 /// Converts a request into one pprof per scope (more when a scope's
@@ -48,6 +89,22 @@ pub fn otlp_to_pprof(
     request: &ExportProfilesServiceRequest,
     options: &ToPprofOptions,
 ) -> Result<OtlpToPprof, OtlpError> {
+    let unassembled = otlp_to_unassembled_pprof(request, options)?;
+    Ok(OtlpToPprof {
+        profiles: unassembled
+            .profiles
+            .into_iter()
+            .map(|output| output.map(UnassembledPprof::assemble))
+            .collect(),
+        rejected: unassembled.rejected,
+    })
+}
+
+/// [`otlp_to_pprof`] for callers that encode the pprofs and nothing else.
+pub fn otlp_to_unassembled_pprof(
+    request: &ExportProfilesServiceRequest,
+    options: &ToPprofOptions,
+) -> Result<OtlpToPprof<UnassembledPprof>, OtlpError> {
     let validated = validate_request(request)?;
     let mut out = OtlpToPprof {
         profiles: Vec::new(),
@@ -93,10 +150,10 @@ pub fn otlp_to_pprof(
                 copied.extend(scope_attributes);
             }
             for group in group_profiles(&valid, dictionary) {
-                let profile =
+                let (head, samples) =
                     build::pprof_of_group(&group, dictionary, scope_attributes, &copied, options);
                 out.profiles.push(PprofOutput {
-                    profile,
+                    profile: UnassembledPprof { head, samples },
                     resource: r,
                     scope: s,
                     resource_attributes: resource_attributes.clone(),

@@ -34,10 +34,10 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use profbridge_pprof::{encode, EncodeOptions};
+use profbridge_pprof::{compress, EncodeOptions};
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::KeyValue;
-use profbridge_translate::{otlp_to_pprof, ToPprofOptions};
+use profbridge_translate::{otlp_to_unassembled_pprof, ToPprofOptions};
 use prost::Message;
 
 pub(crate) use attributes::{attribute_text, resource_attributes, sample_type};
@@ -151,7 +151,7 @@ impl FileExporter {
     }
 
     fn export_pprof(&self, batch: &Batch) -> Result<ExportReport, ExportError> {
-        let converted = otlp_to_pprof(&batch.request, &ToPprofOptions::default())
+        let converted = otlp_to_unassembled_pprof(&batch.request, &ToPprofOptions::default())
             .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?;
         if let Some((profile, error)) = converted.rejected.first() {
             if converted.profiles.is_empty() {
@@ -168,14 +168,15 @@ impl FileExporter {
         let time = utc_timestamp(batch.received_at);
         let mut files = Vec::with_capacity(converted.profiles.len());
         for output in &converted.profiles {
-            let profile_type = attributes::pprof_sample_type(&output.profile).unwrap_or_default();
+            let profile_type =
+                attributes::pprof_sample_type(&output.profile.head).unwrap_or_default();
             let path = self.path_for(&TemplateValues {
                 resource_attributes: &output.resource_attributes,
                 profile_type: &profile_type,
                 time: &time,
                 seq: self.next_seq(),
             })?;
-            let bytes = encode(&output.profile, &EncodeOptions::default());
+            let bytes = compress(output.profile.encode(), &EncodeOptions::default());
             self.writer
                 .write_atomically(&path, &bytes)
                 .map_err(|error| io_error("writing", &path, &error))?;

@@ -32,8 +32,8 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::{Client, Url};
 
-use profbridge_pprof::{encode, EncodeOptions};
-use profbridge_translate::{otlp_to_pprof, ToPprofOptions};
+use profbridge_pprof::{compress, EncodeOptions};
+use profbridge_translate::{otlp_to_unassembled_pprof, ToPprofOptions};
 
 use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
@@ -163,7 +163,7 @@ impl PyroscopeExporter {
 /// The pprofs of a batch, named and encoded. Requests that cannot become
 /// pprof fail permanently; when only some profiles cannot, the rest go.
 fn prepare(naming: &Naming, batch: &Batch) -> Result<Vec<Push>, ExportError> {
-    let converted = otlp_to_pprof(&batch.request, &ToPprofOptions::default())
+    let converted = otlp_to_unassembled_pprof(&batch.request, &ToPprofOptions::default())
         .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?;
     if let Some((profile, error)) = converted.rejected.first() {
         if converted.profiles.is_empty() {
@@ -180,19 +180,16 @@ fn prepare(naming: &Naming, batch: &Batch) -> Result<Vec<Push>, ExportError> {
     Ok(converted
         .profiles
         .iter()
-        .filter(|output| !output.profile.sample.is_empty())
+        .filter(|output| output.profile.sample_count() > 0)
         .map(|output| {
-            let profile = &output.profile;
-            let (from, until) = time_window(
-                profile.time_nanos,
-                profile.duration_nanos,
-                batch.received_at,
-            );
+            let head = &output.profile.head;
+            let (from, until) =
+                time_window(head.time_nanos, head.duration_nanos, batch.received_at);
             Push {
                 name: naming.name(&output.resource_attributes),
                 from,
                 until,
-                body: encode(profile, &EncodeOptions::default()),
+                body: compress(output.profile.encode(), &EncodeOptions::default()),
             }
         })
         .collect())
