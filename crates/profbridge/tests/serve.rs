@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use profbridge_pprof::{decode, DecodeOptions};
-use profbridge_testkit::{corpus_file, ebpf_like_request, require_tool, TempDir};
+use profbridge_pprof::{decode, parse_any, DecodeOptions};
+use profbridge_testkit::{
+    corpus_file, ebpf_like_request, gperftools_cpu_profile, require_tool, TempDir,
+};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
@@ -550,5 +552,209 @@ fn max_request_body_size_holds_as_sent_and_after_decompression() {
         );
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     }
+    assert!(collector.terminate().0.success());
+}
+
+/// A collector whose pipeline holds at most `BUDGET` bytes, with an OTLP
+/// exporter whose endpoint is down: what it accepts stays held, so that
+/// the budget is never empty (an empty one admits a request of any size).
+fn start_holding_collector(label: &str) -> Collector {
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    Collector::start(
+        label,
+        &format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n\
+             exporters:\n  otlp:\n    endpoint: http://{down}\n    timeout: 30s\n    retry_on_failure:\n      initial_interval: 100ms\n      max_interval: 500ms\n      max_elapsed_time: 0\n\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [otlp]\n      queue:\n        max_bytes: {BUDGET}\n\
+             \x20 telemetry:\n    metrics:\n      address: \"\"\n"
+        ),
+    )
+}
+
+const BUDGET: usize = 2 << 20;
+
+/// A small valid request (about 1 KB) with a resource attribute of
+/// `padding` bytes, which gzip shrinks to almost nothing.
+fn small_request(seed: u64, padding: usize) -> Vec<u8> {
+    let profile = gperftools_cpu_profile(5, seed);
+    let (profile, _) = parse_any(&profile, &DecodeOptions::default()).unwrap();
+    let padding = [profbridge_translate::otlp::key_value(
+        "padding",
+        profbridge_translate::otlp::string_value("x".repeat(padding)),
+    )];
+    let input = PprofInput {
+        profile: &profile,
+        resource_attributes: &padding,
+        scope: None,
+        original_payload: None,
+    };
+    pprof_to_otlp(&[input], &ToOtlpOptions::default())
+        .request
+        .encode_to_vec()
+}
+
+#[test]
+fn requests_are_refused_on_their_declared_size_before_decompression() {
+    let collector = start_holding_collector("serve-declared-size");
+    let http = collector.http.unwrap();
+    let path = "/v1development/profiles";
+    let protobuf = "application/x-protobuf";
+    let small = |seed| small_request(seed, 0);
+    // Accepted, and held while the exporter retries.
+    let (status, body) = post(http, path, protobuf, None, &small(1));
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+    let (status, body) = post(http, path, protobuf, Some("gzip"), &gzip(&small(2)));
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
+
+    // Its gzip trailer says 1 MiB: 6 MiB to hold once decoded, past the
+    // budget. It is refused on that alone.
+    let big = small_request(0, 1 << 20);
+    let big_gzip = gzip(&big);
+    assert!(big_gzip.len() < 16 << 10, "{}", big_gzip.len());
+    assert!(big.len() * 6 > BUDGET);
+    let (status, head, _) = post_with_head(http, path, protobuf, Some("gzip"), &big_gzip);
+    assert_eq!(status, 503, "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("retry-after: 1"),
+        "{head}"
+    );
+
+    // The same with a trailer that lies: decompressing would have failed
+    // (the size does not match), so the answer shows nothing was.
+    let mut lying = gzip(&small(3));
+    let trailer = lying.len() - 4;
+    lying[trailer..].copy_from_slice(&(1u32 << 20).to_le_bytes());
+    let (status, head, _) = post_with_head(http, path, protobuf, Some("gzip"), &lying);
+    assert_eq!(status, 503, "{head}");
+
+    // Two gzip members, the last one tiny: admitted on its trailer, then
+    // refused once decompressed, when the room it needs is known.
+    let mut understated = gzip(&big);
+    understated.extend(gzip(b""));
+    let (status, head, _) = post_with_head(http, path, protobuf, Some("gzip"), &understated);
+    assert_eq!(status, 503, "{head}");
+
+    grpc_refusals_are_decided_before_decompression(
+        collector.grpc.unwrap(),
+        &big,
+        &small(4),
+        &lying,
+        &understated,
+    );
+    drop(collector);
+}
+
+fn grpc_refusals_are_decided_before_decompression(
+    address: SocketAddr,
+    big: &[u8],
+    small: &[u8],
+    lying_gzip: &[u8],
+    understated_gzip: &[u8],
+) {
+    use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_client::ProfilesServiceClient;
+    use profbridge_collector::receivers::otlp::retry_info::retry_delay;
+    use tonic::codec::CompressionEncoding;
+
+    let big = ExportProfilesServiceRequest::decode(big).unwrap();
+    let small = ExportProfilesServiceRequest::decode(small).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let gzip_client =
+            ProfilesServiceClient::new(channel.clone()).send_compressed(CompressionEncoding::Gzip);
+        let status = gzip_client.clone().export(big).await.unwrap_err();
+        assert_eq!(status.code(), tonic::Code::Unavailable, "{status:?}");
+        assert_eq!(retry_delay(status.details()), Some(Duration::from_secs(1)));
+
+        for client in [
+            gzip_client,
+            ProfilesServiceClient::new(channel.clone()).send_compressed(CompressionEncoding::Zstd),
+            ProfilesServiceClient::new(channel.clone()),
+        ] {
+            let response = client.clone().export(small.clone()).await.unwrap();
+            assert_eq!(response.into_inner().partial_success, None);
+        }
+
+        // Bodies tonic would not send, refused as over HTTP: the lying
+        // trailer before decompressing, the understated one after.
+        for gzipped in [lying_gzip, understated_gzip] {
+            let (code, head) = raw_grpc_gzip(address, gzipped).await;
+            assert_eq!(code.as_deref(), Some("14"), "{head}");
+            assert!(head.contains("grpc-status-details-bin"), "{head}");
+        }
+    });
+}
+
+/// An Export call made by hand with `gzipped` as its message: the
+/// grpc-status of a trailers-only answer (a refusal), and the head.
+async fn raw_grpc_gzip(address: SocketAddr, gzipped: &[u8]) -> (Option<String>, String) {
+    let mut body = vec![1];
+    body.extend(u32::try_from(gzipped.len()).unwrap().to_be_bytes());
+    body.extend(gzipped);
+    let response = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap()
+        .post(format!(
+            "http://{address}/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+        ))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .header("grpc-encoding", "gzip")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let code = response
+        .headers()
+        .get("grpc-status")
+        .map(|code| code.to_str().unwrap().to_owned());
+    (code, format!("{:?}", response.headers()))
+}
+
+#[test]
+fn max_recv_msg_size_holds_as_sent_and_after_decompression() {
+    use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_client::ProfilesServiceClient;
+    use tonic::codec::CompressionEncoding;
+
+    let collector = Collector::start(
+        "serve-grpc-limits",
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        max_recv_msg_size_mib: 1\n\
+         exporters:\n  file:\n    path: {data}\n    format: pprof\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n\
+         \x20 telemetry:\n    metrics:\n      address: \"\"\n",
+    );
+    let large = ExportProfilesServiceRequest::decode(&small_request(1, 2 << 20)[..]).unwrap();
+    let small = ExportProfilesServiceRequest::decode(&small_request(2, 0)[..]).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = ProfilesServiceClient::connect(format!("http://{}", collector.grpc.unwrap()))
+            .await
+            .unwrap();
+        // As sent, then small on the wire but too large once decompressed.
+        for mut client in [
+            client.clone(),
+            client.clone().send_compressed(CompressionEncoding::Gzip),
+            client.clone().send_compressed(CompressionEncoding::Zstd),
+        ] {
+            let status = client.export(large.clone()).await.unwrap_err();
+            assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+            client.export(small.clone()).await.unwrap();
+        }
+    });
+    drop(runtime);
     assert!(collector.terminate().0.success());
 }

@@ -29,14 +29,23 @@ impl ByteBudget {
     /// request larger than the whole budget is admitted when nothing else
     /// is held, so that it is not refused forever.
     pub fn try_reserve(self: &Arc<Self>, bytes: usize) -> Option<Reservation> {
+        self.try_add(bytes, 0).then(|| Reservation {
+            budget: Arc::clone(self),
+            bytes,
+        })
+    }
+
+    /// Adds `bytes` to what is used unless that passes the limit; past it
+    /// only when what is used is all `own` (held by the caller already).
+    fn try_add(&self, bytes: usize, own: usize) -> bool {
         let mut used = self.used.load(Ordering::Relaxed);
         loop {
             let fits = used
                 .checked_add(bytes)
                 .is_some_and(|total| total <= self.limit)
-                || used == 0;
+                || used == own;
             if !fits {
-                return None;
+                return false;
             }
             match self.used.compare_exchange_weak(
                 used,
@@ -44,12 +53,7 @@ impl ByteBudget {
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => {
-                    return Some(Reservation {
-                        budget: Arc::clone(self),
-                        bytes,
-                    })
-                }
+                Ok(_) => return true,
                 Err(current) => used = current,
             }
         }
@@ -71,6 +75,19 @@ impl ByteBudget {
 
     pub fn limit(&self) -> usize {
         self.limit
+    }
+}
+
+impl Reservation {
+    /// Holds `bytes` more, or returns false when that would pass the limit;
+    /// as with [`ByteBudget::try_reserve`], a reservation that is all the
+    /// budget holds may grow past it.
+    pub fn try_grow(&mut self, bytes: usize) -> bool {
+        let grown = self.budget.try_add(bytes, self.bytes);
+        if grown {
+            self.bytes = self.bytes.saturating_add(bytes);
+        }
+        grown
     }
 }
 
@@ -99,5 +116,25 @@ mod tests {
             huge.is_some(),
             "an oversized request is admitted into an empty budget"
         );
+    }
+
+    #[test]
+    fn reservations_grow_within_the_limit_or_alone_past_it() {
+        let budget = ByteBudget::new(100);
+        let mut a = budget.try_reserve(30).unwrap();
+        assert!(a.try_grow(40));
+        assert_eq!(budget.used(), 70);
+        let mut b = budget.try_reserve(20).unwrap();
+        assert!(!b.try_grow(11), "70 + 20 + 11 passes 100");
+        assert!(b.try_grow(10));
+        assert_eq!(budget.used(), 100);
+        drop(b);
+        assert!(
+            a.try_grow(1000),
+            "alone in the budget, it may pass the limit"
+        );
+        assert_eq!(budget.used(), 1070);
+        drop(a);
+        assert_eq!(budget.used(), 0);
     }
 }

@@ -1,25 +1,24 @@
 //! OTLP over gRPC: `opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export`.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
-
-use std::convert::Infallible;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use prost::Message;
-use tonic::codec::CompressionEncoding;
 use tonic::codegen::{http, Body, BoxFuture, Service, StdError};
-use tonic::server::{Grpc, NamedService, UnaryService};
-use tonic::{Request, Response, Status};
+use tonic::server::NamedService;
+use tonic::Status;
 
 use profbridge_translate::otlp::{
     ExportProfilesPartialSuccess, ExportProfilesServiceRequest, ExportProfilesServiceResponse,
 };
 
+use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::GrpcConfig;
-use super::grpc_codec::RawRequestCodec;
+use super::grpc_unary::{parse_unary, read_body, reply, request_compression, PREFIX_LEN};
 use super::intake::{
     admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
@@ -31,8 +30,8 @@ use crate::tls::{BearerAuth, Security, TlsIncoming};
 /// How long clients are told to wait before retrying a refused request.
 pub const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// The OTLP profiles gRPC service, answering `Export` from raw request
-/// bytes (see grpc_codec.rs); any other method is UNIMPLEMENTED.
+/// The OTLP profiles gRPC service, answering `Export` itself (see
+/// grpc_unary.rs); any other method is UNIMPLEMENTED.
 #[derive(Clone)]
 struct ExportServer {
     pipelines: Arc<[PipelineHandle]>,
@@ -51,12 +50,14 @@ impl NamedService for ExportServer {
     const NAME: &'static str = SERVICE_NAME;
 }
 
+type GrpcResponse = http::Response<tonic::body::Body>;
+
 impl<B> Service<http::Request<B>> for ExportServer
 where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<StdError> + Send + 'static,
 {
-    type Response = http::Response<tonic::body::Body>;
+    type Response = GrpcResponse;
     type Error = Infallible;
     type Future = BoxFuture<Self::Response, Self::Error>;
 
@@ -68,84 +69,118 @@ where
         if let Some(auth) = &self.auth {
             if !auth.allows(request.headers()) {
                 crate::tls::refused_unauthenticated(&self.metrics);
-                return Box::pin(async {
-                    Ok(Status::unauthenticated("missing or wrong bearer token").into_http())
-                });
+                return answer(Status::unauthenticated("missing or wrong bearer token"));
             }
         }
         if request.uri().path() != EXPORT_PATH {
-            return Box::pin(async {
-                Ok(Status::unimplemented("only Export is served").into_http())
-            });
+            return answer(Status::unimplemented("only Export is served"));
         }
+        let encoding = match request_compression(request.headers()) {
+            Ok(encoding) => encoding,
+            Err(status) => return answer(self.undecodable(status)),
+        };
         if any_full(&self.pipelines) {
-            // Refused before its body is read and decompressed: under
-            // overload, refusals must stay cheap.
+            // Refused before its body is read: under overload, refusals
+            // must stay cheap.
             self.metrics.refused_request(RefusedReason::Unavailable);
-            return Box::pin(async { Ok(unavailable().into_http()) });
+            return answer(unavailable());
         }
         let server = self.clone();
         Box::pin(async move {
-            let mut grpc = Grpc::new(RawRequestCodec)
-                .accept_compressed(CompressionEncoding::Gzip)
-                .accept_compressed(CompressionEncoding::Zstd)
-                .send_compressed(CompressionEncoding::Gzip)
-                .max_decoding_message_size(server.max_message);
-            Ok(grpc.unary(ExportCall(server), request).await)
+            Ok(server
+                .export(encoding, request.into_body())
+                .await
+                .unwrap_or_else(Status::into_http))
         })
     }
 }
 
-struct ExportCall(ExportServer);
+fn answer(status: Status) -> BoxFuture<GrpcResponse, Infallible> {
+    Box::pin(async { Ok(status.into_http()) })
+}
 
-impl UnaryService<Bytes> for ExportCall {
-    type Response = ExportProfilesServiceResponse;
-    type Future = BoxFuture<Response<Self::Response>, Status>;
-
-    fn call(&mut self, request: Request<Bytes>) -> Self::Future {
-        let pipelines = Arc::clone(&self.0.pipelines);
-        let metrics = self.0.metrics.clone();
-        let settle_metrics = self.0.metrics.clone();
-        Box::pin(async move {
-            let bytes = request.into_inner();
-            let outcome = tokio::task::spawn_blocking(move || {
-                let estimate = bytes.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE);
-                let Some(admission) = admit(&pipelines, estimate, &metrics) else {
-                    return Ok(Decision::done(Outcome::Unavailable));
-                };
-                let request =
-                    ExportProfilesServiceRequest::decode(bytes.as_ref()).map_err(|e| {
-                        metrics.refused_request(RefusedReason::Invalid);
-                        Status::invalid_argument(format!("protobuf: {e}"))
-                    })?;
-                Ok::<_, Status>(intake(
-                    request,
-                    bytes.len(),
-                    &pipelines,
-                    &metrics,
-                    admission,
-                ))
-            })
+impl ExportServer {
+    async fn export<B>(self, encoding: Compression, body: B) -> Result<GrpcResponse, Status>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<StdError>,
+    {
+        let body = read_body(body, self.max_message.saturating_add(PREFIX_LEN))
+            .await
+            .map_err(|status| self.undecodable(status))?;
+        let (compression, message) = parse_unary(body, encoding)
+            .map_err(|error| self.undecodable(Status::internal(error.to_string())))?;
+        let server = self.clone();
+        let decision = tokio::task::spawn_blocking(move || server.receive(compression, message))
             .await
             .map_err(|error| Status::internal(format!("intake failed: {error}")))??;
-            respond(settle(outcome, &settle_metrics).await)
-        })
+        let response = respond(settle(decision, &self.metrics).await)?;
+        Ok(reply(&response))
+    }
+
+    /// Admits the request on an estimate of its decompressed size, then
+    /// decompresses, decodes and queues it: blocking work.
+    fn receive(&self, compression: Compression, message: Bytes) -> Result<Decision, Status> {
+        let estimate = decompressed_size_estimate(compression, &message, self.max_message);
+        let Some(mut admission) = admit(
+            &self.pipelines,
+            estimate.saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE),
+            &self.metrics,
+        ) else {
+            return Ok(Decision::done(Outcome::Unavailable));
+        };
+        let raw = decompress(compression, message, self.max_message).map_err(|error| {
+            self.undecodable(match error {
+                DecompressError::TooLarge => Status::resource_exhausted(format!(
+                    "Error decompressing: size limit, of {} bytes, exceeded while decompressing message",
+                    self.max_message
+                )),
+                DecompressError::Corrupt(error) => {
+                    Status::internal(format!("Error decompressing: {error}"))
+                }
+            })
+        })?;
+        if !admission.cover(
+            raw.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE),
+            &self.metrics,
+        ) {
+            return Ok(Decision::done(Outcome::Unavailable));
+        }
+        let request = ExportProfilesServiceRequest::decode(raw.as_ref())
+            .map_err(|e| self.undecodable(Status::invalid_argument(format!("protobuf: {e}"))))?;
+        Ok(intake(
+            request,
+            raw.len(),
+            &self.pipelines,
+            &self.metrics,
+            admission,
+        ))
+    }
+
+    /// Counts and logs a request refused before its profiles could be
+    /// counted.
+    fn undecodable(&self, status: Status) -> Status {
+        self.metrics.refused_request(RefusedReason::Invalid);
+        tracing::warn!(
+            receiver = %self.metrics.receiver,
+            transport = self.metrics.transport,
+            reason = RefusedReason::Invalid.as_str(),
+            detail = status.message(),
+            "refused a request that could not be decoded"
+        );
+        status
     }
 }
 
-fn respond(outcome: Outcome) -> Result<Response<ExportProfilesServiceResponse>, Status> {
+fn respond(outcome: Outcome) -> Result<ExportProfilesServiceResponse, Status> {
     match outcome {
-        Outcome::Accepted { rejected: 0, .. } => {
-            Ok(Response::new(ExportProfilesServiceResponse::default()))
-        }
-        Outcome::Accepted { rejected, reason } => {
-            Ok(Response::new(ExportProfilesServiceResponse {
-                partial_success: Some(ExportProfilesPartialSuccess {
-                    rejected_profiles: i64::try_from(rejected).unwrap_or(i64::MAX),
-                    error_message: reason,
-                }),
-            }))
-        }
+        Outcome::Accepted { rejected: 0, .. } => Ok(ExportProfilesServiceResponse::default()),
+        Outcome::Accepted { rejected, reason } => Ok(ExportProfilesServiceResponse {
+            partial_success: Some(ExportProfilesPartialSuccess {
+                rejected_profiles: i64::try_from(rejected).unwrap_or(i64::MAX),
+                error_message: reason,
+            }),
+        }),
         Outcome::Invalid(reason) => Err(Status::invalid_argument(reason)),
         Outcome::Unavailable => Err(unavailable()),
     }

@@ -2,7 +2,6 @@
 //! protobuf or JSON bodies, gzip or zstd, answered in the request's
 //! content type with the status codes the OTLP specification gives.
 
-use std::io::Read;
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
@@ -18,6 +17,7 @@ use serde_json::json;
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 
+use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::HttpConfig;
 use super::grpc::RETRY_AFTER;
 use super::intake::{
@@ -106,6 +106,52 @@ pub(crate) async fn serve_router(
         .await
 }
 
+impl Receiver {
+    /// Admits the request on an estimate of its decompressed size, then
+    /// decompresses, decodes and queues it: blocking work.
+    fn receive(
+        &self,
+        encoding: Encoding,
+        compression: Compression,
+        body: Bytes,
+    ) -> Result<Decision, (StatusCode, String)> {
+        // JSON spends more bytes than protobuf on the same request.
+        let decoded_per_byte = match encoding {
+            Encoding::Protobuf => DECODED_BYTES_PER_PROTOBUF_BYTE,
+            Encoding::Json => 1,
+        };
+        let estimate = decompressed_size_estimate(compression, &body, self.max_body);
+        let Some(mut admission) = admit(
+            &self.pipelines,
+            estimate.saturating_mul(decoded_per_byte),
+            &self.metrics,
+        ) else {
+            return Ok(Decision::done(Outcome::Unavailable));
+        };
+        let raw = decompress(compression, body, self.max_body).map_err(|error| match error {
+            DecompressError::TooLarge => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "the decompressed body is larger than max_request_body_size".to_owned(),
+            ),
+            DecompressError::Corrupt(error) => (
+                StatusCode::BAD_REQUEST,
+                format!("{}: {error}", compression.name()),
+            ),
+        })?;
+        if !admission.cover(raw.len().saturating_mul(decoded_per_byte), &self.metrics) {
+            return Ok(Decision::done(Outcome::Unavailable));
+        }
+        let request = decode(encoding, &raw)?;
+        Ok(intake(
+            request,
+            raw.len(),
+            &self.pipelines,
+            &self.metrics,
+            admission,
+        ))
+    }
+}
+
 async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body) -> Response {
     let Some(encoding) = content_type(&headers) else {
         undecodable(&receiver, "unsupported Content-Type");
@@ -133,6 +179,17 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             );
         }
     };
+    let Some(compression) = Compression::from_name(&content_encoding) else {
+        let reason =
+            format!("Content-Encoding {content_encoding:?} is not supported; use gzip or zstd");
+        undecodable(&receiver, &reason);
+        return error(
+            encoding,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            INVALID_ARGUMENT,
+            &reason,
+        );
+    };
     if any_full(&receiver.pipelines) {
         // Refused before it is decompressed and decoded: under overload,
         // refusals must stay cheap. (The body is read all the same, so that
@@ -140,23 +197,9 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
         receiver.metrics.refused_request(RefusedReason::Unavailable);
         return unavailable(encoding);
     }
-    let pipelines = Arc::clone(&receiver.pipelines);
-    let max_body = receiver.max_body;
-    let metrics = receiver.metrics.clone();
-    let outcome = tokio::task::spawn_blocking(move || {
-        let raw = decompress(&content_encoding, bytes, max_body)?;
-        // JSON spends more bytes than protobuf on the same request.
-        let estimate = match encoding {
-            Encoding::Protobuf => raw.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE),
-            Encoding::Json => raw.len(),
-        };
-        let Some(admission) = admit(&pipelines, estimate, &metrics) else {
-            return Ok(Decision::done(Outcome::Unavailable));
-        };
-        let request = decode(encoding, &raw)?;
-        Ok::<_, (StatusCode, String)>(intake(request, raw.len(), &pipelines, &metrics, admission))
-    })
-    .await;
+    let blocking = receiver.clone();
+    let outcome =
+        tokio::task::spawn_blocking(move || blocking.receive(encoding, compression, bytes)).await;
     let outcome = match outcome {
         Ok(Ok(decision)) => Ok(Ok(settle(decision, &receiver.metrics).await)),
         Ok(Err(error)) => Ok(Err(error)),
@@ -221,38 +264,6 @@ fn content_type(headers: &HeaderMap) -> Option<Encoding> {
         "application/json" => Some(Encoding::Json),
         _ => None,
     }
-}
-
-/// Gunzips or unzstds within `limit` bytes of output.
-fn decompress(
-    content_encoding: &str,
-    bytes: Bytes,
-    limit: usize,
-) -> Result<Vec<u8>, (StatusCode, String)> {
-    let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let mut out = Vec::new();
-    let result = match content_encoding {
-        "" | "identity" => return Ok(bytes.to_vec()),
-        "gzip" => flate2::read::MultiGzDecoder::new(bytes.as_ref())
-            .take(read_limit)
-            .read_to_end(&mut out),
-        "zstd" => zstd::stream::read::Decoder::new(bytes.as_ref())
-            .and_then(|decoder| decoder.take(read_limit).read_to_end(&mut out)),
-        other => {
-            return Err((
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                format!("Content-Encoding {other:?} is not supported; use gzip or zstd"),
-            ))
-        }
-    };
-    result.map_err(|e| (StatusCode::BAD_REQUEST, format!("{content_encoding}: {e}")))?;
-    if out.len() > limit {
-        return Err((
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "the decompressed body is larger than max_request_body_size".to_owned(),
-        ));
-    }
-    Ok(out)
 }
 
 fn decode(

@@ -28,7 +28,28 @@ pub const DECODED_BYTES_PER_PROTOBUF_BYTE: usize = 6;
 /// Room held in every pipeline for a request while it is decoded, so that
 /// what is being decoded counts against the queue budgets too.
 pub struct Admission {
-    _held: Vec<Reservation>,
+    held: Vec<Reservation>,
+    /// What each of `held` was admitted for.
+    bytes: usize,
+}
+
+impl Admission {
+    /// Makes sure `decoded_estimate` bytes are held in every pipeline: a
+    /// request admitted on an estimate of its decompressed size may turn out
+    /// larger. Refuses (counted and logged) when a pipeline has no room for
+    /// the difference.
+    pub fn cover(&mut self, decoded_estimate: usize, metrics: &ReceiverMetrics) -> bool {
+        let more = decoded_estimate.saturating_sub(self.bytes);
+        if more == 0 {
+            return true;
+        }
+        if !self.held.iter_mut().all(|held| held.try_grow(more)) {
+            refused_before_decoding(metrics);
+            return false;
+        }
+        self.bytes = decoded_estimate;
+        true
+    }
 }
 
 /// Whether a pipeline holds all it may already: then a request is refused
@@ -46,20 +67,27 @@ pub fn admit(
     decoded_estimate: usize,
     metrics: &ReceiverMetrics,
 ) -> Option<Admission> {
-    let reservations: Option<Vec<Reservation>> = pipelines
+    let held: Option<Vec<Reservation>> = pipelines
         .iter()
         .map(|pipeline| pipeline.budget().try_reserve(decoded_estimate))
         .collect();
-    if reservations.is_none() {
-        metrics.refused_request(RefusedReason::Unavailable);
-        tracing::warn!(
-            receiver = %metrics.receiver,
-            transport = metrics.transport,
-            reason = RefusedReason::Unavailable.as_str(),
-            "refused a request before decoding it: a pipeline is full"
-        );
+    if held.is_none() {
+        refused_before_decoding(metrics);
     }
-    reservations.map(|held| Admission { _held: held })
+    held.map(|held| Admission {
+        held,
+        bytes: decoded_estimate,
+    })
+}
+
+fn refused_before_decoding(metrics: &ReceiverMetrics) {
+    metrics.refused_request(RefusedReason::Unavailable);
+    tracing::warn!(
+        receiver = %metrics.receiver,
+        transport = metrics.transport,
+        reason = RefusedReason::Unavailable.as_str(),
+        "refused a request before decoding it: a pipeline is full"
+    );
 }
 
 /// Validates, filters and queues; blocking work, run off the async workers.

@@ -1,9 +1,10 @@
 //! The OTLP receiver: gRPC `ProfilesService/Export` and HTTP
 //! `POST /v1development/profiles`.
 
+mod compression;
 pub mod config;
 pub mod grpc;
-mod grpc_codec;
+mod grpc_unary;
 pub mod http;
 mod intake;
 pub mod retry_info;
