@@ -342,6 +342,49 @@ async fn drop_newest_bounds_bytes_too() {
     );
 }
 
+/// A pipeline holds each request until its exporters are done with it,
+/// so when every exporter drops what its queue cannot take, it admits no
+/// more than the roomiest of their queues holds: what it admitted beyond
+/// that would be decoded and then dropped by all of them.
+#[tokio::test]
+async fn a_pipeline_admits_no_more_than_its_dropping_exporter_queues_hold() {
+    let one = batch(1, 1);
+    let bytes = |n: usize| n * one.memory_size;
+    let dropping = |name: &'static str, n: usize| async move {
+        start(
+            name,
+            &helper(SendingQueueConfig {
+                max_bytes: ByteSize(bytes(n) as u64),
+                ..queue(1, 50)
+            }),
+        )
+        .await
+    };
+    let small = dropping("small", 3).await;
+    let large = dropping("large", 5).await;
+    let blocking = start(
+        "blocking",
+        &helper(SendingQueueConfig {
+            on_overflow: OnOverflow::Block,
+            ..queue(1, 1)
+        }),
+    )
+    .await;
+    let limit = |exporters: Vec<&Harness>, queue_bytes: usize| {
+        let exporters = exporters.iter().map(|h| Arc::clone(&h.exporter)).collect();
+        let pipeline = Pipeline::start("profiles", Vec::new(), exporters, queue_bytes, 1024);
+        pipeline.handle().budget().limit()
+    };
+    assert_eq!(limit(vec![&small], 1 << 30), bytes(3));
+    assert_eq!(limit(vec![&small, &large], 1 << 30), bytes(5));
+    assert_eq!(
+        limit(vec![&small, &blocking], 1 << 30),
+        1 << 30,
+        "an exporter whose queue blocks takes every request admitted"
+    );
+    assert_eq!(limit(vec![&small], bytes(2)), bytes(2));
+}
+
 #[tokio::test]
 async fn block_waits_for_room_instead_of_dropping() {
     let config = helper(SendingQueueConfig {

@@ -269,17 +269,14 @@ impl<'d> Builder<'d> {
         let function_indices = reached_indices(&function_reached);
         let mapping_indices = reached_indices(&mapping_reached);
 
-        let function_ids: FxHashMap<i32, u64> = function_indices
-            .iter()
-            .enumerate()
-            .map(|(n, &i)| (i, n as u64 + 1))
-            .collect();
+        let function_ids = ids_by_index(&function_indices, self.d.function_table.len());
         for (&index, id) in function_indices.iter().zip(1u64..) {
-            let f = usize::try_from(index)
+            let Some(f) = usize::try_from(index)
                 .ok()
                 .and_then(|i| self.d.function_table.get(i))
-                .cloned()
-                .unwrap_or_default();
+            else {
+                continue;
+            };
             let function = Function {
                 id,
                 name: self.strings.intern(self.text(f.name_strindex)),
@@ -289,11 +286,7 @@ impl<'d> Builder<'d> {
             };
             self.out.function.push(function);
         }
-        let mapping_ids: FxHashMap<i32, u64> = mapping_indices
-            .iter()
-            .enumerate()
-            .map(|(n, &i)| (i, n as u64 + 1))
-            .collect();
+        let mapping_ids = ids_by_index(&mapping_indices, self.d.mapping_table.len());
         for (&index, id) in mapping_indices.iter().zip(1u64..) {
             let m = usize::try_from(index)
                 .ok()
@@ -309,6 +302,7 @@ impl<'d> Builder<'d> {
             frame_types: vec![None; location_count],
             frame_type_names: Vec::new(),
         };
+        let mut location_attributes = LocationAttributes(vec![None; self.d.attribute_table.len()]);
         let mut by_content: FxHashMap<(u64, u64, Vec<Line>, bool), u64> =
             FxHashMap::with_capacity_and_hasher(location_indices.len(), Default::default());
         for &index in &location_indices {
@@ -318,28 +312,22 @@ impl<'d> Builder<'d> {
             let mut is_folded = false;
             let mut frame_type = None;
             for &a in &l.attribute_indices {
-                match self.attribute(a) {
-                    Some((IS_FOLDED, value, _)) => {
-                        is_folded = matches!(value.value, Some(any_value::Value::BoolValue(true)))
-                    }
-                    Some((FRAME_TYPE, value, _)) => {
-                        if let Some(any_value::Value::StringValue(s)) = value.value {
-                            frame_type = Some(s);
-                        }
-                    }
-                    _ => {}
+                match location_attributes.get(self, a, &mut tables.frame_type_names) {
+                    LocationAttribute::Folded(folded) => is_folded = folded,
+                    LocationAttribute::FrameType(id) => frame_type = Some(id),
+                    LocationAttribute::Other => {}
                 }
             }
             let lines: Vec<Line> = l
                 .lines
                 .iter()
                 .map(|line| Line {
-                    function_id: function_ids.get(&line.function_index).copied().unwrap_or(0),
+                    function_id: id_at(&function_ids, line.function_index),
                     line: line.line,
                     column: line.column,
                 })
                 .collect();
-            let mapping_id = mapping_ids.get(&l.mapping_index).copied().unwrap_or(0);
+            let mapping_id = id_at(&mapping_ids, l.mapping_index);
             let next_id = self.out.location.len() as u64 + 1;
             let key = (mapping_id, l.address, lines, is_folded);
             let id = match by_content.get(&key) {
@@ -359,15 +347,6 @@ impl<'d> Builder<'d> {
             if let Some(slot) = tables.location_ids.get_mut(index) {
                 *slot = id;
             }
-            let frame_type = frame_type.map(|name| {
-                match tables.frame_type_names.iter().position(|n| *n == name) {
-                    Some(known) => known,
-                    None => {
-                        tables.frame_type_names.push(name);
-                        tables.frame_type_names.len() - 1
-                    }
-                }
-            });
             if let Some(slot) = tables.frame_types.get_mut(index) {
                 *slot = frame_type;
             }
@@ -563,4 +542,75 @@ fn reached_indices(reached: &[bool]) -> Vec<i32> {
         .filter(|(_, &r)| r)
         .filter_map(|(i, _)| i32::try_from(i).ok())
         .collect()
+}
+
+/// pprof ids by dictionary index: `reached` (in table order) get 1, 2, …;
+/// the rest 0.
+fn ids_by_index(reached: &[i32], table_len: usize) -> Vec<u64> {
+    let mut ids = vec![0; table_len];
+    for (&index, id) in reached.iter().zip(1u64..) {
+        if let Some(slot) = usize::try_from(index).ok().and_then(|i| ids.get_mut(i)) {
+            *slot = id;
+        }
+    }
+    ids
+}
+
+fn id_at(ids: &[u64], index: i32) -> u64 {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| ids.get(i))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// What a location attribute means for pprof.
+#[derive(Debug, Clone, Copy)]
+enum LocationAttribute {
+    Folded(bool),
+    /// An index into `Tables::frame_type_names`.
+    FrameType(usize),
+    Other,
+}
+
+/// [`LocationAttribute`]s by attribute index, worked out once each:
+/// thousands of locations share a handful of attributes.
+struct LocationAttributes(Vec<Option<LocationAttribute>>);
+
+impl LocationAttributes {
+    fn get(
+        &mut self,
+        builder: &Builder<'_>,
+        index: i32,
+        frame_type_names: &mut Vec<String>,
+    ) -> LocationAttribute {
+        let slot = usize::try_from(index).ok().and_then(|i| self.0.get_mut(i));
+        if let Some(Some(known)) = slot.as_deref() {
+            return *known;
+        }
+        let meaning = match builder.attribute(index) {
+            Some((IS_FOLDED, value, _)) => LocationAttribute::Folded(matches!(
+                value.value,
+                Some(any_value::Value::BoolValue(true))
+            )),
+            Some((FRAME_TYPE, value, _)) => match value.value {
+                Some(any_value::Value::StringValue(name)) => {
+                    let id = match frame_type_names.iter().position(|n| *n == name) {
+                        Some(known) => known,
+                        None => {
+                            frame_type_names.push(name);
+                            frame_type_names.len() - 1
+                        }
+                    };
+                    LocationAttribute::FrameType(id)
+                }
+                _ => LocationAttribute::Other,
+            },
+            _ => LocationAttribute::Other,
+        };
+        if let Some(slot) = slot {
+            *slot = Some(meaning);
+        }
+        meaning
+    }
 }

@@ -57,6 +57,11 @@ impl<T> Bounded<T> {
         }
     }
 
+    /// At most how many requests, and how many bytes, it holds.
+    pub fn limits(&self) -> (usize, u64) {
+        (self.max_requests, self.max_bytes)
+    }
+
     fn state(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }

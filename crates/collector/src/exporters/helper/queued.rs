@@ -131,6 +131,17 @@ impl QueuedExporter {
         self.shared.exporter.name()
     }
 
+    /// How many requests and bytes (of decoded requests) the exporter takes
+    /// before it refuses more: a queue in memory that drops what does not
+    /// fit. `None` when a full queue makes its pipeline wait instead, or
+    /// when it is on disk, where its bytes are encoded ones.
+    pub fn refusal_limits(&self) -> Option<(usize, u64)> {
+        match (&self.shared.queue, self.shared.on_overflow) {
+            (Some(Queue::Memory(waiting)), OnOverflow::DropNewest) => Some(waiting.limits()),
+            _ => None,
+        }
+    }
+
     /// Requests held: waiting, or being exported.
     pub fn queued(&self) -> usize {
         self.shared

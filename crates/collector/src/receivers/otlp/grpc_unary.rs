@@ -31,9 +31,7 @@ pub enum FrameError {
     LengthMismatch { declared: usize, actual: usize },
     #[error("a unary call carries one message, but {0} more bytes follow it")]
     MoreThanOneMessage(usize),
-    #[error(
-        "protocol error: received message with compressed-flag but no grpc-encoding was specified"
-    )]
+    #[error("the message is flagged as compressed, but the request names no grpc-encoding")]
     CompressedWithoutEncoding,
 }
 
@@ -48,7 +46,7 @@ pub fn request_compression(headers: &HeaderMap) -> Result<Compression, Status> {
         Some(compression) => Ok(compression),
         None => {
             let mut status = Status::unimplemented(format!(
-                "Content is compressed with `{name}` which isn't supported"
+                "grpc-encoding {name:?} is not supported; use gzip, zstd or identity"
             ));
             status.metadata_mut().insert(
                 ACCEPT_ENCODING,
