@@ -6,8 +6,8 @@
 #   (b) `profbridge serve` with the `nop` exporter;
 #   (c) `profbridge serve` with the pprof `file` exporter into a temp dir;
 #   (d) overload: (c) with `queue: {max_bytes: QUEUE}` at twice the
-#       sustainable rate of (c) (--rate), sampling the collector's VmRSS
-#       every 100 ms for the peak.
+#       sustainable rate (--rate); the peak resident memory is the
+#       collector's VmHWM.
 #   (e) the sustainable rate of (c): offered rates (--rate) from (c)'s
 #       written rate upwards in 10% steps, each for SECONDS/2 s against a
 #       fresh collector; the highest that is taken whole (nothing refused,
@@ -184,18 +184,6 @@ echo "    sustainable rate of the pprof file exporter: ${sustainable} req/s"
 rate=$(awk -v s="$sustainable" 'BEGIN { printf "%.1f", 2 * s }')
 start_collector overload file "$queue"
 idle_kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
-rss_file="$work/rss"
-(
-  peak=0
-  for _ in $(seq $(((seconds + 30) * 10))); do
-    kb=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || break
-    [ -n "$kb" ] || break
-    if [ "$kb" -gt "$peak" ]; then peak=$kb; echo "$peak" >"$rss_file"; fi
-    sleep 0.1
-  done
-) &
-sampler=$!
-pids+=("$sampler")
 line_d=$(load "$grpc" --rate "$rate")
 written_run_d=$(metric profbridge_exporter_sent_profiles_total)
 # Let the queue drain (at most 60 s), then compare what was written with
@@ -207,7 +195,8 @@ done
 accepted_d=$(metric profbridge_receiver_accepted_profiles_total)
 written_d=$(metric profbridge_exporter_sent_profiles_total)
 failed_d=$(metric profbridge_exporter_send_failed_profiles_total)
-stop "$sampler"
+# The kernel's high-water mark of the collector's resident memory.
+peak_kb=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
 stop "$pid"
 row "(d) overload, ${rate} req/s offered" "$line_d"
 echo "    (d) exporter wrote $written_run_d profiles during the run"
@@ -219,7 +208,6 @@ awk -v a="$(field ok_req_per_s <<<"$line_a")" -v b="$(field ok_req_per_s <<<"$li
     printf "(c)/(a) throughput under overload, requests answered OK: %.2f\n", c / a
     printf "(e)/(a) throughput, sustainable (taken whole and written): %.2f   target >= 0.50: %s\n", s / a, (s / a >= 0.5) ? "met" : "NOT met"
   }'
-peak_kb=$(cat "$rss_file" 2>/dev/null || echo 0)
 awk -v kb="$peak_kb" -v idle="$idle_kb" -v q="$queue" 'BEGIN {
     n = q + 0; u = substr(q, length(n "") + 1)
     m = (u == "GiB") ? 1024 : (u == "MiB") ? 1 : (u == "KiB") ? 1 / 1024 : \
