@@ -1,6 +1,9 @@
 //! Builds one pprof from a group of OTLP profiles.
 
-use rustc_hash::FxHashMap;
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::{FxHashMap, FxHasher};
 
 use profbridge_pprof::{
     Function, Label, Line, Location, Mapping, Profile as Pprof, StringInterner, ValueType,
@@ -303,8 +306,7 @@ impl<'d> Builder<'d> {
             frame_type_names: Vec::new(),
         };
         let mut location_attributes = LocationAttributes(vec![None; self.d.attribute_table.len()]);
-        let mut by_content: FxHashMap<(u64, u64, Vec<Line>, bool), u64> =
-            FxHashMap::with_capacity_and_hasher(location_indices.len(), Default::default());
+        let mut by_content = LocationsByContent(HashTable::with_capacity(location_indices.len()));
         for &index in &location_indices {
             let Some(l) = otlp_location(index) else {
                 continue;
@@ -328,22 +330,14 @@ impl<'d> Builder<'d> {
                 })
                 .collect();
             let mapping_id = id_at(&mapping_ids, l.mapping_index);
-            let next_id = self.out.location.len() as u64 + 1;
-            let key = (mapping_id, l.address, lines, is_folded);
-            let id = match by_content.get(&key) {
-                Some(&id) => id,
-                None => {
-                    self.out.location.push(Location {
-                        id: next_id,
-                        mapping_id,
-                        address: l.address,
-                        line: key.2.clone(),
-                        is_folded,
-                    });
-                    by_content.insert(key, next_id);
-                    next_id
-                }
+            let location = Location {
+                id: self.out.location.len() as u64 + 1,
+                mapping_id,
+                address: l.address,
+                line: lines,
+                is_folded,
             };
+            let id = by_content.id_of(location, &mut self.out.location);
             if let Some(slot) = tables.location_ids.get_mut(index) {
                 *slot = id;
             }
@@ -612,5 +606,45 @@ impl LocationAttributes {
             *slot = Some(meaning);
         }
         meaning
+    }
+}
+
+/// pprof locations by their content, so that OTLP locations that differ
+/// only in what pprof does not keep (their frame type) become one.
+struct LocationsByContent(HashTable<usize>);
+
+impl LocationsByContent {
+    fn hash(location: &Location) -> u64 {
+        let mut hasher = FxHasher::default();
+        (location.mapping_id, location.address, location.is_folded).hash(&mut hasher);
+        for line in &location.line {
+            (line.function_id, line.line, line.column).hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    fn same(a: &Location, b: &Location) -> bool {
+        (a.mapping_id, a.address, a.is_folded) == (b.mapping_id, b.address, b.is_folded)
+            && a.line == b.line
+    }
+
+    /// The id of the location in `locations` with `location`'s content,
+    /// adding it (with its id) when there is none.
+    fn id_of(&mut self, location: Location, locations: &mut Vec<Location>) -> u64 {
+        let hash = Self::hash(&location);
+        let found = self.0.find(hash, |&i| {
+            locations
+                .get(i)
+                .is_some_and(|known| Self::same(known, &location))
+        });
+        if let Some(known) = found.and_then(|&i| locations.get(i)) {
+            return known.id;
+        }
+        let id = location.id;
+        locations.push(location);
+        self.0.insert_unique(hash, locations.len() - 1, |&i| {
+            locations.get(i).map_or(0, Self::hash)
+        });
+        id
     }
 }
