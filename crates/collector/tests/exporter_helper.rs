@@ -342,26 +342,12 @@ async fn drop_newest_bounds_bytes_too() {
     );
 }
 
-/// A pipeline holds each request until its exporters are done with it,
-/// so when every exporter drops what its queue cannot take, it admits no
-/// more than the roomiest of their queues holds: what it admitted beyond
-/// that would be decoded and then dropped by all of them.
+/// Receivers ask a pipeline whether any exporter would take a request
+/// before they decompress it: when every exporter would drop it, it is
+/// refused cheaply instead of decoded for nothing.
 #[tokio::test]
-async fn a_pipeline_admits_no_more_than_its_dropping_exporter_queues_hold() {
-    let one = batch(1, 1);
-    let bytes = |n: usize| n * one.memory_size;
-    let dropping = |name: &'static str, n: usize| async move {
-        start(
-            name,
-            &helper(SendingQueueConfig {
-                max_bytes: ByteSize(bytes(n) as u64),
-                ..queue(1, 50)
-            }),
-        )
-        .await
-    };
-    let small = dropping("small", 3).await;
-    let large = dropping("large", 5).await;
+async fn a_pipeline_says_whether_any_exporter_has_room() {
+    let mut dropping = start("dropping", &helper(queue(1, 2))).await;
     let blocking = start(
         "blocking",
         &helper(SendingQueueConfig {
@@ -370,19 +356,47 @@ async fn a_pipeline_admits_no_more_than_its_dropping_exporter_queues_hold() {
         }),
     )
     .await;
-    let limit = |exporters: Vec<&Harness>, queue_bytes: usize| {
-        let exporters = exporters.iter().map(|h| Arc::clone(&h.exporter)).collect();
-        let pipeline = Pipeline::start("profiles", Vec::new(), exporters, queue_bytes, 1024);
-        pipeline.handle().budget().limit()
-    };
-    assert_eq!(limit(vec![&small], 1 << 30), bytes(3));
-    assert_eq!(limit(vec![&small, &large], 1 << 30), bytes(5));
-    assert_eq!(
-        limit(vec![&small, &blocking], 1 << 30),
+    let only_dropping = Pipeline::start(
+        "profiles",
+        Vec::new(),
+        vec![Arc::clone(&dropping.exporter)],
         1 << 30,
-        "an exporter whose queue blocks takes every request admitted"
+        1024,
     );
-    assert_eq!(limit(vec![&small], bytes(2)), bytes(2));
+    let with_blocking = Pipeline::start(
+        "profiles/2",
+        Vec::new(),
+        vec![
+            Arc::clone(&dropping.exporter),
+            Arc::clone(&blocking.exporter),
+        ],
+        1 << 30,
+        1024,
+    );
+    let (only_dropping, with_blocking) = (only_dropping.handle(), with_blocking.handle());
+    assert!(only_dropping.exporters_have_room_for(0));
+    dropping.exporter.offer(batch(1, 1)).await.unwrap();
+    let held = dropping.next_export().await;
+    dropping.exporter.offer(batch(2, 1)).await.unwrap();
+    assert!(
+        !only_dropping.exporters_have_room_for(0),
+        "one being exported and one waiting fill a queue of 2"
+    );
+    assert!(
+        with_blocking.exporters_have_room_for(0),
+        "an exporter whose queue blocks takes every request"
+    );
+    held.reply.send(Ok(())).unwrap();
+    dropping.next_export().await.reply.send(Ok(())).unwrap();
+    let mut room = false;
+    for _ in 0..200 {
+        room = only_dropping.exporters_have_room_for(0);
+        if room {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(room, "the queue has room again once its exports are done");
 }
 
 #[tokio::test]

@@ -76,6 +76,7 @@ pub struct PipelineHandle {
     pub name: Arc<str>,
     sender: mpsc::Sender<Queued>,
     budget: Arc<ByteBudget>,
+    exporters: Arc<[Arc<QueuedExporter>]>,
 }
 
 impl PipelineHandle {
@@ -115,6 +116,20 @@ impl PipelineHandle {
     pub fn budget(&self) -> &Arc<ByteBudget> {
         &self.budget
     }
+
+    /// Whether some exporter of the pipeline would take a decoded request
+    /// of `bytes` now. When none would, every one would drop it, and the
+    /// request is better refused before it is decompressed and decoded.
+    /// (When some would, it is taken: they get it, and a client told to
+    /// retry sends it again.)
+    pub fn exporters_have_room_for(&self, bytes: usize) -> bool {
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        self.exporters.is_empty()
+            || self
+                .exporters
+                .iter()
+                .any(|exporter| exporter.has_room_for(bytes))
+    }
 }
 
 /// A running pipeline: its queue and the task that drains it.
@@ -131,18 +146,18 @@ impl Pipeline {
         queue_bytes: usize,
         queue_requests: usize,
     ) -> Self {
-        let (queue_requests, queue_bytes) =
-            admission_limits(name, &exporters, queue_requests, queue_bytes);
         let (sender, receiver) = mpsc::channel(queue_requests.max(1));
         let name: Arc<str> = Arc::from(name);
         let budget = ByteBudget::new(queue_bytes);
         let stages = processors.into_iter().map(Stage::new).collect();
+        let shared_exporters: Arc<[Arc<QueuedExporter>]> = exporters.iter().cloned().collect();
         let worker = tokio::spawn(drain(receiver, stages, exporters, Arc::clone(&budget)));
         Self {
             handle: PipelineHandle {
                 name,
                 sender,
                 budget,
+                exporters: shared_exporters,
             },
             worker,
         }
@@ -161,41 +176,6 @@ impl Pipeline {
         drop(handle);
         tokio::time::timeout(timeout, worker).await.is_ok()
     }
-}
-
-/// The pipeline's queue limits, lowered to what its roomiest exporter
-/// queue holds when every exporter drops what its queue cannot take. The
-/// pipeline holds each request until its exporters are done with it, so a
-/// larger budget would only admit requests that are decoded and then
-/// dropped by every exporter. (When some exporters still take a request,
-/// it is admitted: they get it, and the client is told to retry.)
-fn admission_limits(
-    name: &str,
-    exporters: &[Arc<QueuedExporter>],
-    queue_requests: usize,
-    queue_bytes: usize,
-) -> (usize, usize) {
-    let refusal_limits: Option<Vec<(usize, u64)>> = exporters
-        .iter()
-        .map(|exporter| exporter.refusal_limits())
-        .collect();
-    let Some(roomiest) = refusal_limits.and_then(|limits| {
-        let requests = limits.iter().map(|&(requests, _)| requests).max()?;
-        let bytes = limits.iter().map(|&(_, bytes)| bytes).max()?;
-        Some((requests, usize::try_from(bytes).unwrap_or(usize::MAX)))
-    }) else {
-        return (queue_requests, queue_bytes);
-    };
-    let limits = (queue_requests.min(roomiest.0), queue_bytes.min(roomiest.1));
-    if limits != (queue_requests, queue_bytes) {
-        tracing::info!(
-            pipeline = name,
-            max_requests = limits.0,
-            max_bytes = limits.1,
-            "the pipeline admits no more than its exporters' sending queues hold"
-        );
-    }
-    limits
 }
 
 /// Runs each batch through the processors and offers what comes out to

@@ -57,11 +57,6 @@ impl<T> Bounded<T> {
         }
     }
 
-    /// At most how many requests, and how many bytes, it holds.
-    pub fn limits(&self) -> (usize, u64) {
-        (self.max_requests, self.max_bytes)
-    }
-
     fn state(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -159,6 +154,15 @@ impl<T> Bounded<T> {
     /// Removes everything waiting (but still counts it as held).
     pub fn drain_waiting(&self) -> Vec<Entry<T>> {
         self.state().waiting.drain(..).collect()
+    }
+
+    /// Whether [`Self::try_reserve`] would hold `bytes` now.
+    pub fn has_room_for(&self, bytes: u64) -> bool {
+        let state = self.state();
+        !state.closed
+            && state.held_requests < self.max_requests
+            && (state.held_requests == 0
+                || state.held_bytes.saturating_add(bytes) <= self.max_bytes)
     }
 
     pub fn held_requests(&self) -> usize {

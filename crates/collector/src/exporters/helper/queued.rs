@@ -131,14 +131,13 @@ impl QueuedExporter {
         self.shared.exporter.name()
     }
 
-    /// How many requests and bytes (of decoded requests) the exporter takes
-    /// before it refuses more: a queue in memory that drops what does not
-    /// fit. `None` when a full queue makes its pipeline wait instead, or
-    /// when it is on disk, where its bytes are encoded ones.
-    pub fn refusal_limits(&self) -> Option<(usize, u64)> {
+    /// Whether the exporter would take a decoded request of `bytes` now:
+    /// false only for a queue in memory that drops what does not fit and
+    /// has no room for it. (A queue that blocks, or is on disk, takes it.)
+    pub fn has_room_for(&self, bytes: u64) -> bool {
         match (&self.shared.queue, self.shared.on_overflow) {
-            (Some(Queue::Memory(waiting)), OnOverflow::DropNewest) => Some(waiting.limits()),
-            _ => None,
+            (Some(Queue::Memory(waiting)), OnOverflow::DropNewest) => waiting.has_room_for(bytes),
+            _ => true,
         }
     }
 

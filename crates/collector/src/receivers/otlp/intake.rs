@@ -52,16 +52,18 @@ impl Admission {
     }
 }
 
-/// Whether a pipeline holds all it may already: then a request is refused
-/// before it is even read.
+/// Whether a pipeline holds all it may already, or its exporters all drop
+/// what they are offered: then a request is refused before it is even read.
 pub fn any_full(pipelines: &[PipelineHandle]) -> bool {
-    pipelines
-        .iter()
-        .any(|pipeline| pipeline.budget().used() >= pipeline.budget().limit())
+    pipelines.iter().any(|pipeline| {
+        pipeline.budget().used() >= pipeline.budget().limit()
+            || !pipeline.exporters_have_room_for(0)
+    })
 }
 
 /// Holds `decoded_estimate` bytes in every pipeline, or refuses (counted and
-/// logged) when one is full: then the request is not decoded at all.
+/// logged) when one is full, or has no exporter with room for the request:
+/// then the request is not decoded at all.
 pub fn admit(
     pipelines: &[PipelineHandle],
     decoded_estimate: usize,
@@ -69,7 +71,12 @@ pub fn admit(
 ) -> Option<Admission> {
     let held: Option<Vec<Reservation>> = pipelines
         .iter()
-        .map(|pipeline| pipeline.budget().try_reserve(decoded_estimate))
+        .map(|pipeline| {
+            pipeline
+                .exporters_have_room_for(decoded_estimate)
+                .then(|| pipeline.budget().try_reserve(decoded_estimate))
+                .flatten()
+        })
         .collect();
     if held.is_none() {
         refused_before_decoding(metrics);
