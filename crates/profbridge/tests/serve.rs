@@ -692,6 +692,10 @@ fn grpc_refusals_are_decided_before_decompression(
             assert_eq!(code.as_deref(), Some("14"), "{head}");
             assert!(head.contains("grpc-status-details-bin"), "{head}");
         }
+        // A message that is not gzip after all is the client's fault.
+        let corrupt = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xffnot deflate data\x05\x00\x00\x00";
+        let (code, head) = raw_grpc_gzip(address, corrupt).await;
+        assert_eq!(code.as_deref(), Some("3"), "INVALID_ARGUMENT: {head}");
     });
 }
 

@@ -132,11 +132,11 @@ impl ExportServer {
         let raw = decompress(compression, message, self.max_message).map_err(|error| {
             self.undecodable(match error {
                 DecompressError::TooLarge => Status::resource_exhausted(format!(
-                    "Error decompressing: size limit, of {} bytes, exceeded while decompressing message",
+                    "the message decompresses to more than {} bytes (max_recv_msg_size_mib)",
                     self.max_message
                 )),
                 DecompressError::Corrupt(error) => {
-                    Status::internal(format!("Error decompressing: {error}"))
+                    Status::invalid_argument(format!("cannot decompress the message: {error}"))
                 }
             })
         })?;
