@@ -330,7 +330,15 @@ fn env_overrides_are_checked_like_the_file() {
     assert_eq!(
         errors.to_string(),
         "PROFBRIDGE__EXPORTERS__FILE__PATH__DIR: exporters.file.path holds a value, not a section, so it has no key \"dir\"\n\
-         exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention, sending_queue, retry_on_failure, timeout, dead_letter"
+         exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, gzip_level, retention, sending_queue, retry_on_failure, timeout, dead_letter"
+    );
+}
+
+#[test]
+fn a_gzip_level_past_9_is_a_problem() {
+    assert_eq!(
+        problems(&with_exporters("    gzip_level: 12")),
+        ["exporters.file.gzip_level: is 12; use 0 (stored) to 9 (smallest)"]
     );
 }
 
@@ -338,7 +346,7 @@ fn env_overrides_are_checked_like_the_file() {
 fn unknown_keys_are_reported_with_their_full_path() {
     assert_eq!(
         problems(&with_exporters("    pathh: /data")),
-        ["exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention, sending_queue, retry_on_failure, timeout, dead_letter"]
+        ["exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, gzip_level, retention, sending_queue, retry_on_failure, timeout, dead_letter"]
     );
     assert_eq!(
         problems(&with_exporters("    retention:\n      max_agee: 1h")),
@@ -625,7 +633,7 @@ service:
         errors.to_string(),
         "service.telemetry.logs.level: environment variable LOG_LEVEL is not set; set it or give a default: ${env:LOG_LEVEL:-default}
 receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file
-exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, retention, sending_queue, retry_on_failure, timeout, dead_letter
+exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, gzip_level, retention, sending_queue, retry_on_failure, timeout, dead_letter
 exporters.file/old.retention.max_age: \"soon\" is not a duration (like 5s, 250ms, 1m30s)
 service.pipelines.traces: a pipeline's key is profiles or profiles/NAME (profbridge carries profiles only)
 service.pipelines.profiles.exporters: \"file/2\" is not defined under exporters

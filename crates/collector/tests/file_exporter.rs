@@ -266,6 +266,38 @@ fn pprof_files_are_what_otlp_to_pprof_gives() {
     assert_sane_names(exporter.root());
 }
 
+/// `gzip_level` trades bytes for CPU; every level writes the same profile.
+#[test]
+fn gzip_level_sets_how_hard_pprof_files_are_compressed() {
+    let request = ebpf_like_request(200, 5);
+    let expected = otlp_to_pprof(&request, &ToPprofOptions::default()).unwrap();
+    let mut sizes = Vec::new();
+    for level in [0, 1, 9] {
+        let dir = TempDir::new("file-exporter-gzip-level");
+        let exporter = FileExporter::new(&FileExporterConfig {
+            gzip_level: level,
+            ..config(dir.path(), FileFormat::Pprof, None)
+        })
+        .unwrap();
+        let report = exporter.export(&batch(request.clone())).unwrap();
+        let [path] = &report.files[..] else {
+            panic!("one file expected: {:?}", report.files);
+        };
+        let bytes = std::fs::read(path).unwrap();
+        assert!(profbridge_pprof::is_gzip(&bytes), "level {level}");
+        let written = decode(&bytes, &DecodeOptions::default()).unwrap();
+        assert_eq!(
+            canonical_diff(&written, &expected.profiles[0].profile).unwrap(),
+            None
+        );
+        sizes.push(bytes.len());
+    }
+    assert!(
+        sizes[0] > sizes[1] && sizes[1] > sizes[2],
+        "stored > level 1 > level 9: {sizes:?}"
+    );
+}
+
 #[test]
 fn otlp_files_hold_one_request_each() {
     let dir = TempDir::new("file-exporter-otlp");

@@ -180,11 +180,19 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
     }
     for (id, exporter) in &config.exporters {
         match exporter {
-            ExporterConfig::File(file) if file.path.trim().is_empty() => {
-                problems.push(Problem::new(
-                    format!("exporters.{id}.path"),
-                    "is empty; name the directory to write under",
-                ));
+            ExporterConfig::File(file) => {
+                if file.path.trim().is_empty() {
+                    problems.push(Problem::new(
+                        format!("exporters.{id}.path"),
+                        "is empty; name the directory to write under",
+                    ));
+                }
+                if file.gzip_level > 9 {
+                    problems.push(Problem::new(
+                        format!("exporters.{id}.gzip_level"),
+                        format!("is {}; use 0 (stored) to 9 (smallest)", file.gzip_level),
+                    ));
+                }
             }
             ExporterConfig::Otlp(otlp) if otlp.endpoint.trim().is_empty() => {
                 problems.push(Problem::new(

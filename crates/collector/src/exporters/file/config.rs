@@ -29,6 +29,8 @@ pub struct FileExporterConfig {
     pub path_template: Option<String>,
     /// fsync each file before renaming it into place.
     pub fsync: bool,
+    /// gzip level of pprof files: 0 (stored) to 9 (smallest).
+    pub gzip_level: u32,
     pub retention: Retention,
     pub sending_queue: SendingQueueConfig,
     pub retry_on_failure: RetryConfig,
@@ -45,6 +47,7 @@ impl Default for FileExporterConfig {
             format: FileFormat::Pprof,
             path_template: None,
             fsync: false,
+            gzip_level: profbridge_pprof::DEFAULT_GZIP_LEVEL,
             retention: Retention::default(),
             sending_queue: SendingQueueConfig {
                 num_consumers: cpu_count(),

@@ -34,7 +34,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use profbridge_pprof::{compress, EncodeOptions};
+use profbridge_pprof::{compress, Compression, EncodeOptions};
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::KeyValue;
 use profbridge_translate::{otlp_to_unassembled_pprof, ToPprofOptions};
@@ -69,6 +69,8 @@ pub struct ExportReport {
 pub struct FileExporter {
     root: PathBuf,
     format: FileFormat,
+    /// How pprof files are compressed.
+    encoding: EncodeOptions,
     template: PathTemplate,
     writer: FileWriter,
     sequence: AtomicU64,
@@ -118,6 +120,11 @@ impl FileExporter {
                 retention: RetentionSweeper::new(&root, &config.retention),
                 root,
                 format: config.format,
+                encoding: EncodeOptions {
+                    compression: Compression::Gzip {
+                        level: config.gzip_level.min(9),
+                    },
+                },
                 template,
                 sequence: AtomicU64::new(0),
                 append_lock: Mutex::new(()),
@@ -176,7 +183,7 @@ impl FileExporter {
                 time: &time,
                 seq: self.next_seq(),
             })?;
-            let bytes = compress(output.profile.encode(), &EncodeOptions::default());
+            let bytes = compress(output.profile.encode(), &self.encoding);
             self.writer
                 .write_atomically(&path, &bytes)
                 .map_err(|error| io_error("writing", &path, &error))?;
