@@ -20,6 +20,9 @@ pub enum Compression {
 /// request larger than estimated is caught by [`super::Admission::cover`].
 const ZSTD_RATIO_WHEN_UNKNOWN: usize = 4;
 
+/// The most set aside up front for a decompressed request.
+const MAX_PREALLOCATION: usize = 64 << 20;
+
 impl Compression {
     /// The compression a `Content-Encoding` or `grpc-encoding` value names
     /// (lowercase), if it is one of these.
@@ -84,7 +87,10 @@ pub fn decompress(
     limit: usize,
 ) -> Result<Bytes, DecompressError> {
     let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    let mut out = Vec::new();
+    // Sized once from what the request declares (a lie costs at most the
+    // cap), instead of grown by doubling.
+    let expected = decompressed_size_estimate(compression, &compressed, limit);
+    let mut out = Vec::with_capacity(expected.min(MAX_PREALLOCATION));
     let read = match compression {
         Compression::Identity if compressed.len() > limit => return Err(DecompressError::TooLarge),
         Compression::Identity => return Ok(compressed),
