@@ -22,7 +22,8 @@
 #   (defaults 15 s, 4 connections, generated requests of 2000 stacks, 64MiB,
 #   SHAPE tree: stacks from a call tree; random: frames drawn at random)
 # With PPROF=FILE in the environment, every request is that pprof (or legacy
-# profile) converted to OTLP instead of a generated one.
+# profile) converted to OTLP instead of a generated one; with GZIP_LEVEL=N
+# the file exporter compresses at that level instead of its default (1).
 # Needs: cargo, curl.
 set -euo pipefail
 
@@ -58,6 +59,7 @@ start_collector() {
     if [ "$exporter" = file ]; then
       echo "  file:"
       echo "    path: $work/$name-data"
+      if [ -n "${GZIP_LEVEL:-}" ]; then echo "    gzip_level: $GZIP_LEVEL"; fi
     else
       echo "  nop:"
     fi
