@@ -9,27 +9,32 @@
 
 use prost::Message;
 
-use profbridge_pprof::{canonical_diff, parse_any, DecodeOptions};
+use profbridge_pprof::{canonical_diff, parse_any, DecodeOptions, Profile};
 use profbridge_testkit::{corpus_files, generated_request, StackShape};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{
-    otlp_to_pprof, otlp_to_unassembled_pprof, pprof_to_otlp, PprofInput, ToOtlpOptions,
-    ToPprofOptions,
+    otlp_to_pprof, otlp_to_unassembled_pprof, pprof_to_otlp, PprofInput, PprofToOtlp,
+    ToOtlpOptions, ToPprofOptions,
 };
+
+/// One pprof as an OTLP request, with no resource or scope of its own.
+fn to_otlp(profile: &Profile) -> PprofToOtlp {
+    pprof_to_otlp(
+        &[PprofInput {
+            profile,
+            resource_attributes: &[],
+            scope: None,
+            original_payload: None,
+        }],
+        &ToOtlpOptions::default(),
+    )
+}
 
 #[test]
 fn every_corpus_file_round_trips_canonically() {
     for file in corpus_files() {
         let (original, _) = parse_any(&file.bytes, &DecodeOptions::default()).unwrap();
-        let converted = pprof_to_otlp(
-            &[PprofInput {
-                profile: &original,
-                resource_attributes: &[],
-                scope: None,
-                original_payload: None,
-            }],
-            &ToOtlpOptions::default(),
-        );
+        let converted = to_otlp(&original);
         assert!(
             converted.rejected.is_empty(),
             "{}: {:?}",
@@ -72,15 +77,7 @@ fn assert_unassembled_encoding_matches(name: &str, request: &ExportProfilesServi
 fn corpus_and_generated_pprofs_encode_the_same_unassembled() {
     for file in corpus_files() {
         let (original, _) = parse_any(&file.bytes, &DecodeOptions::default()).unwrap();
-        let converted = pprof_to_otlp(
-            &[PprofInput {
-                profile: &original,
-                resource_attributes: &[],
-                scope: None,
-                original_payload: None,
-            }],
-            &ToOtlpOptions::default(),
-        );
+        let converted = to_otlp(&original);
         assert_unassembled_encoding_matches(&file.name, &converted.request);
     }
     for shape in [StackShape::CallTree, StackShape::Random] {
