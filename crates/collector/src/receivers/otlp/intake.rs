@@ -93,7 +93,7 @@ fn refused_before_decoding(metrics: &ReceiverMetrics) {
         receiver = %metrics.receiver,
         transport = metrics.transport,
         reason = RefusedReason::Unavailable.as_str(),
-        "refused a request before decoding it: a pipeline is full"
+        "refused a request before decoding it: a pipeline, or every exporter of it, is full"
     );
 }
 
