@@ -33,8 +33,8 @@ pub use canonical::{canonical_diff, canonical_eq, canonicalize};
 pub use codec::wire;
 pub use codec::{
     compress, decode, decode_unvalidated, encode, gunzip, is_gzip, Compression, DecodeError,
-    DecodeOptions, EncodeOptions, DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES,
-    DEFAULT_MAX_INPUT_BYTES,
+    DecodeOptions, EncodeOptions, GzipCompressor, DEFAULT_GZIP_LEVEL,
+    DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
 pub use detect::{detect_format, DetectError, Detected, Format};
 pub use dump::dump;

@@ -9,7 +9,7 @@ use thiserror::Error;
 use crate::validate::{validate, ValidationError};
 use crate::Profile;
 
-pub use gzip::is_gzip;
+pub use gzip::{is_gzip, GzipCompressor};
 
 /// Largest accepted input, compressed or not: 64 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: usize = 64 << 20;

@@ -26,6 +26,7 @@ mod attributes;
 pub mod config;
 mod retention;
 mod sanitize;
+mod scratch;
 mod template;
 mod timestamp;
 mod write;
@@ -34,7 +35,6 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use profbridge_pprof::{compress, Compression, EncodeOptions};
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::KeyValue;
 use profbridge_translate::{otlp_to_unassembled_pprof, ToPprofOptions};
@@ -44,6 +44,7 @@ pub(crate) use attributes::{attribute_text, resource_attributes, sample_type};
 use config::{FileExporterConfig, FileFormat};
 use retention::RetentionSweeper;
 pub use retention::SWEEP_EVERY_EXPORTS;
+use scratch::ScratchPool;
 pub use template::PathTemplate;
 pub use timestamp::utc_timestamp;
 use write::FileWriter;
@@ -69,8 +70,8 @@ pub struct ExportReport {
 pub struct FileExporter {
     root: PathBuf,
     format: FileFormat,
-    /// How pprof files are compressed.
-    encoding: EncodeOptions,
+    /// gzip state and buffers for pprof files.
+    scratch: ScratchPool,
     template: PathTemplate,
     writer: FileWriter,
     sequence: AtomicU64,
@@ -120,11 +121,7 @@ impl FileExporter {
                 retention: RetentionSweeper::new(&root, &config.retention),
                 root,
                 format: config.format,
-                encoding: EncodeOptions {
-                    compression: Compression::Gzip {
-                        level: config.gzip_level.min(9),
-                    },
-                },
+                scratch: ScratchPool::new(config.gzip_level.min(9)),
                 template,
                 sequence: AtomicU64::new(0),
                 append_lock: Mutex::new(()),
@@ -174,6 +171,7 @@ impl FileExporter {
         }
         let time = utc_timestamp(batch.received_at);
         let mut files = Vec::with_capacity(converted.profiles.len());
+        let mut scratch = self.scratch.take();
         for output in &converted.profiles {
             let profile_type =
                 attributes::pprof_sample_type(&output.profile.head).unwrap_or_default();
@@ -183,12 +181,16 @@ impl FileExporter {
                 time: &time,
                 seq: self.next_seq(),
             })?;
-            let bytes = compress(output.profile.encode(), &self.encoding);
+            scratch
+                .compressor
+                .compress_into(&output.profile.encode(), &mut scratch.gzipped)
+                .map_err(|error| io_error("compressing", &path, &error))?;
             self.writer
-                .write_atomically(&path, &bytes)
+                .write_atomically(&path, &scratch.gzipped)
                 .map_err(|error| io_error("writing", &path, &error))?;
             files.push(path);
         }
+        self.scratch.give_back(scratch);
         Ok(ExportReport {
             profiles: files.len(),
             files,

@@ -1,0 +1,90 @@
+//! Compressors and output buffers that pprof exports reuse. A fresh gzip
+//! state and megabyte buffers for every request cost allocation, page
+//! faults and zeroing each time.
+
+use std::sync::{Mutex, PoisonError};
+
+use profbridge_pprof::GzipCompressor;
+
+/// Scratch kept for later exports; more exports at once allocate more.
+const MAX_KEPT: usize = 4;
+/// A buffer grown past this by an unusually large profile is not kept.
+const MAX_KEPT_CAPACITY: usize = 16 << 20;
+
+#[derive(Debug)]
+pub(super) struct Scratch {
+    pub compressor: GzipCompressor,
+    pub gzipped: Vec<u8>,
+}
+
+#[derive(Debug)]
+pub(super) struct ScratchPool {
+    gzip_level: u32,
+    free: Mutex<Vec<Scratch>>,
+}
+
+impl ScratchPool {
+    pub fn new(gzip_level: u32) -> Self {
+        Self {
+            gzip_level,
+            free: Mutex::new(Vec::new()),
+        }
+    }
+
+    pub fn take(&self) -> Scratch {
+        self.free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_else(|| Scratch {
+                compressor: GzipCompressor::new(self.gzip_level),
+                gzipped: Vec::new(),
+            })
+    }
+
+    pub fn give_back(&self, scratch: Scratch) {
+        if scratch.gzipped.capacity() > MAX_KEPT_CAPACITY {
+            return;
+        }
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        if free.len() < MAX_KEPT {
+            free.push(scratch);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn returned_scratch_is_reused_and_oversized_buffers_are_not() {
+        let pool = ScratchPool::new(1);
+        let mut scratch = pool.take();
+        scratch.gzipped.reserve(1000);
+        let kept = scratch.gzipped.as_ptr();
+        pool.give_back(scratch);
+        assert_eq!(pool.take().gzipped.as_ptr(), kept);
+
+        let mut huge = pool.take();
+        huge.gzipped.reserve(MAX_KEPT_CAPACITY + 1);
+        pool.give_back(huge);
+        assert_eq!(pool.take().gzipped.capacity(), 0);
+    }
+
+    #[test]
+    fn keeps_at_most_a_few() {
+        let pool = ScratchPool::new(1);
+        let taken: Vec<_> = (0..MAX_KEPT + 3).map(|_| pool.take()).collect();
+        for scratch in taken {
+            pool.give_back(scratch);
+        }
+        assert_eq!(
+            pool.free
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .len(),
+            MAX_KEPT
+        );
+    }
+}
