@@ -1,12 +1,14 @@
 //! Times each stage the collector runs per request, on one thread, for a
-//! generated request of STACKS stacks: gunzip, protobuf decode, validation,
-//! the memory estimate, OTLP → pprof, pprof encode, gzip, and dropping.
+//! generated request of STACKS stacks: gunzip, protobuf decode (prost's,
+//! then `decode_request`, which the collector uses), validation, the memory
+//! estimate, OTLP → pprof, pprof encode, gzip, and dropping.
 //!
 //! Usage: stage_costs [STACKS=2000] [ROUNDS=50]
 //! Environment: RANDOM_SHAPE=1 for `ebpf_like_request` instead of
 //! `profiler_like_request`; ANALYZE=1 to print what the pprof's bytes are
-//! spent on; MEMCHECK=1 to measure the resident memory of decoded requests
-//! and conversions against `memory_estimate`; DUMP=FILE to write the pprof.
+//! spent on; MEMCHECK=1 (MEMCHECK=prost: decoded by prost) to measure the
+//! resident memory of decoded requests and conversions against
+//! `memory_estimate`; DUMP=FILE to write the pprof.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)] // A measuring tool.
 
 use std::io::{Read, Write};
@@ -15,7 +17,7 @@ use std::time::{Duration, Instant};
 use profbridge_collector::pipeline::memory_estimate;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{
-    otlp_to_pprof, otlp_to_unassembled_pprof, validate_request, ToPprofOptions,
+    decode_request, otlp_to_pprof, otlp_to_unassembled_pprof, validate_request, ToPprofOptions,
 };
 use prost::Message;
 
@@ -46,14 +48,27 @@ fn main() {
                 .unwrap()
                 / 1024.0
         };
+        // One decoder per run: memory freed by the other would be reused.
+        let with_prost = std::env::var_os("MEMCHECK").is_some_and(|v| v == "prost");
         let before = rss();
         let held: Vec<_> = (0..40)
-            .map(|_| ExportProfilesServiceRequest::decode(encoded.as_slice()).unwrap())
+            .map(|_| {
+                if with_prost {
+                    ExportProfilesServiceRequest::decode(encoded.as_slice()).unwrap()
+                } else {
+                    decode_request(encoded.as_slice()).unwrap()
+                }
+            })
             .collect();
         let after = rss();
         let estimate = memory_estimate(&held[0]) as f64 / 1048576.0;
         println!(
-            "RSS per decoded request: {:.2} MiB; memory_estimate {:.2} MiB; encoded {:.2} MiB",
+            "RSS per decoded request ({}): {:.2} MiB; memory_estimate {:.2} MiB; encoded {:.2} MiB",
+            if with_prost {
+                "prost"
+            } else {
+                "decode_request"
+            },
             (after - before) / 40.0,
             estimate,
             encoded.len() as f64 / 1048576.0
@@ -71,10 +86,12 @@ fn main() {
         drop(converted);
         return;
     }
-    let mut totals = [Duration::ZERO; 9];
+    let mut totals = [Duration::ZERO; 11];
     let names = [
         "gunzip",
-        "decode",
+        "decode (prost)",
+        "drop prost's request",
+        "decode_request",
         "validate",
         "memory_estimate",
         "to_pprof",
@@ -87,7 +104,7 @@ fn main() {
     let mut raw_bytes = 0;
     for _ in 0..rounds {
         let mut t = Instant::now();
-        let mut lap = |i: usize, totals: &mut [Duration; 9]| {
+        let mut lap = |i: usize, totals: &mut [Duration; 11]| {
             let now = Instant::now();
             totals[i] += now - t;
             t = now;
@@ -97,15 +114,19 @@ fn main() {
             .read_to_end(&mut raw)
             .unwrap();
         lap(0, &mut totals);
-        let request = ExportProfilesServiceRequest::decode(raw.as_slice()).unwrap();
+        let prost_request = ExportProfilesServiceRequest::decode(raw.as_slice()).unwrap();
         lap(1, &mut totals);
+        drop(prost_request);
+        lap(2, &mut totals);
+        let request = decode_request(raw.as_slice()).unwrap();
+        lap(3, &mut totals);
         let validated = validate_request(&request).unwrap();
         assert!(validated.invalid.is_empty());
-        lap(2, &mut totals);
-        std::hint::black_box(memory_estimate(&request));
-        lap(3, &mut totals);
-        let converted = otlp_to_unassembled_pprof(&request, &ToPprofOptions::default()).unwrap();
         lap(4, &mut totals);
+        std::hint::black_box(memory_estimate(&request));
+        lap(5, &mut totals);
+        let converted = otlp_to_unassembled_pprof(&request, &ToPprofOptions::default()).unwrap();
+        lap(6, &mut totals);
         if std::env::var_os("ANALYZE").is_some() {
             let converted = otlp_to_pprof(&request, &ToPprofOptions::default()).unwrap();
             for output in &converted.profiles {
@@ -134,7 +155,7 @@ fn main() {
         for output in &converted.profiles {
             raws.push(output.profile.encode());
         }
-        lap(5, &mut totals);
+        lap(7, &mut totals);
         if let Some(path) = std::env::var_os("DUMP") {
             std::fs::write(path, &raws[0]).unwrap();
         }
@@ -144,11 +165,11 @@ fn main() {
             gz.write_all(raw).unwrap();
             out_bytes += gz.finish().unwrap().len();
         }
-        lap(6, &mut totals);
-        drop(converted);
-        lap(7, &mut totals);
-        drop(request);
         lap(8, &mut totals);
+        drop(converted);
+        lap(9, &mut totals);
+        drop(request);
+        lap(10, &mut totals);
     }
     println!(
         "ebpf_like_request({stacks}): {} bytes encoded, {} gzipped; pprof {} bytes, pprof.gz {} bytes",

@@ -5,12 +5,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use prost::Message;
 
 use profbridge_pprof::{
     decode, detect_format, gunzip, parse_folded, parse_legacy, DecodeOptions, Format, Profile,
     DEFAULT_FOLDED_SAMPLE_TYPE,
 };
+use profbridge_translate::decode_request;
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
@@ -91,9 +91,9 @@ pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) ->
         (InputFormat::Folded, _) | (_, Some(Format::Folded)) => {
             Loaded::Pprof(parse_folded(&gunzipped(bytes)?, folded)?)
         }
-        (InputFormat::Otlp, _) | (_, Some(Format::OtlpProtobuf)) => Loaded::Otlp(
-            ExportProfilesServiceRequest::decode(gunzipped(bytes)?.as_slice())?,
-        ),
+        (InputFormat::Otlp, _) | (_, Some(Format::OtlpProtobuf)) => {
+            Loaded::Otlp(decode_request(gunzipped(bytes)?.as_slice())?)
+        }
         (InputFormat::OtlpJson, _) | (_, Some(Format::OtlpJson)) => {
             Loaded::Otlp(request_from_json(&gunzipped(bytes)?)?)
         }

@@ -7,13 +7,15 @@
 
 //! Helpers shared by profbridge's tests: where the corpus is, whether an
 //! interop tool is present (and whether its absence is fatal), a seeded
-//! random source, and generated legacy profiles for benchmarks.
+//! random source, generated legacy profiles for benchmarks, and proptest
+//! strategies for OTLP requests.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod ebpf;
 mod gperftools;
+pub mod otlp_strategies;
 
 pub use ebpf::{ebpf_like_request, generated_request, profiler_like_request, StackShape};
 pub use gperftools::{gperftools_cpu_profile, GPERFTOOLS_PERIOD_US};

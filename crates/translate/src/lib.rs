@@ -8,6 +8,7 @@ pub mod json;
 pub mod keys;
 mod merge;
 pub mod otlp;
+mod otlp_decode;
 mod reserved;
 mod to_otlp;
 mod to_pprof;
@@ -15,6 +16,7 @@ pub mod validate;
 
 pub use dictionary::DictionaryBuilder;
 pub use merge::merge_requests;
+pub use otlp_decode::decode_request;
 pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
 pub use to_pprof::{
     otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofOutput, ToPprofOptions,

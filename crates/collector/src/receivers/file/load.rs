@@ -3,12 +3,11 @@
 use std::io::Read;
 use std::path::Path;
 
-use prost::Message;
-
 use profbridge_pprof::{
     decode, detect_format, gunzip, is_gzip, parse_folded, parse_legacy, DecodeOptions, Format,
     Profile, DEFAULT_FOLDED_SAMPLE_TYPE,
 };
+use profbridge_translate::decode_request;
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
 
@@ -64,7 +63,7 @@ pub(super) fn file_request(
                 mtime_ns,
             );
         }
-        Format::OtlpProtobuf => ExportProfilesServiceRequest::decode(unzipped(bytes)?.as_slice())
+        Format::OtlpProtobuf => decode_request(unzipped(bytes)?.as_slice())
             .map_err(|error| format!("OTLP protobuf: {error}"))?,
         Format::OtlpJson => {
             request_from_json(&unzipped(bytes)?).map_err(|error| format!("OTLP JSON: {error}"))?

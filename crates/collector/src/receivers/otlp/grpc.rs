@@ -7,14 +7,12 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use prost::Message;
 use tonic::codegen::{http, Body, BoxFuture, Service, StdError};
 use tonic::server::NamedService;
 use tonic::Status;
 
-use profbridge_translate::otlp::{
-    ExportProfilesPartialSuccess, ExportProfilesServiceRequest, ExportProfilesServiceResponse,
-};
+use profbridge_translate::decode_request;
+use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesServiceResponse};
 
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::GrpcConfig;
@@ -146,7 +144,7 @@ impl ExportServer {
         ) {
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let request = ExportProfilesServiceRequest::decode(raw.as_ref())
+        let request = decode_request(raw.as_ref())
             .map_err(|e| self.undecodable(Status::invalid_argument(format!("protobuf: {e}"))))?;
         Ok(intake(
             request,

@@ -14,6 +14,7 @@ use axum::Router;
 use prost::Message;
 use serde_json::json;
 
+use profbridge_translate::decode_request;
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 
@@ -271,8 +272,9 @@ fn decode(
     raw: &[u8],
 ) -> Result<ExportProfilesServiceRequest, (StatusCode, String)> {
     match encoding {
-        Encoding::Protobuf => ExportProfilesServiceRequest::decode(raw)
-            .map_err(|e| (StatusCode::BAD_REQUEST, format!("protobuf: {e}"))),
+        Encoding::Protobuf => {
+            decode_request(raw).map_err(|e| (StatusCode::BAD_REQUEST, format!("protobuf: {e}")))
+        }
         Encoding::Json => {
             request_from_json(raw).map_err(|e| (StatusCode::BAD_REQUEST, format!("json: {e}")))
         }

@@ -8,7 +8,7 @@
 use std::io::{self, Read};
 use std::time::{Duration, UNIX_EPOCH};
 
-use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use profbridge_translate::decode_request;
 use prost::Message;
 
 use crate::pipeline::Batch;
@@ -73,7 +73,7 @@ pub fn decode(payload: &[u8]) -> io::Result<Batch> {
     let nanos = <[u8; 8]>::try_from(nanos)
         .map(u64::from_le_bytes)
         .map_err(|_| corrupt("a record without its time".to_owned()))?;
-    let request = ExportProfilesServiceRequest::decode(protobuf)
+    let request = decode_request(protobuf)
         .map_err(|error| corrupt(format!("not an OTLP request: {error}")))?;
     let mut batch = Batch::new(request, protobuf.len());
     batch.received_at = UNIX_EPOCH + Duration::from_nanos(nanos);
@@ -170,7 +170,9 @@ mod tests {
     use super::*;
 
     fn batch() -> Batch {
-        use profbridge_translate::otlp::{Profile, ResourceProfiles, ScopeProfiles};
+        use profbridge_translate::otlp::{
+            ExportProfilesServiceRequest, Profile, ResourceProfiles, ScopeProfiles,
+        };
         let profile = Profile {
             time_unix_nano: 1_700_000_000_000_000_000,
             ..Profile::default()

@@ -1,0 +1,122 @@
+use proptest::prelude::*;
+use prost::Message;
+
+use profbridge_testkit::otlp_strategies::request_strategy;
+use profbridge_testkit::{generated_request, SeededRng, StackShape};
+
+use super::decode_fast;
+use crate::otlp::{ExportProfilesServiceRequest, Location, ProfilesDictionary, Stack};
+
+fn exact<T>(values: &Vec<T>) -> bool {
+    values.capacity() == values.len()
+}
+
+#[test]
+fn generated_requests_take_the_fast_path_with_exact_capacities() {
+    for shape in [StackShape::CallTree, StackShape::Random] {
+        let request = generated_request(shape, 300, 7);
+        let decoded = decode_fast(&request.encode_to_vec()).unwrap();
+        assert_eq!(decoded, request);
+
+        let dictionary = decoded.dictionary.as_ref().unwrap();
+        assert!(exact(&dictionary.mapping_table));
+        assert!(exact(&dictionary.location_table));
+        assert!(exact(&dictionary.function_table));
+        assert!(exact(&dictionary.link_table));
+        assert!(exact(&dictionary.string_table));
+        assert!(exact(&dictionary.attribute_table));
+        assert!(exact(&dictionary.stack_table));
+        for location in &dictionary.location_table {
+            assert!(exact(&location.lines) && exact(&location.attribute_indices));
+        }
+        for stack in &dictionary.stack_table {
+            assert!(exact(&stack.location_indices));
+        }
+        let profile = &decoded.resource_profiles[0].scope_profiles[0].profiles[0];
+        assert!(exact(&profile.samples));
+        for sample in &profile.samples {
+            assert!(exact(&sample.values));
+            assert!(exact(&sample.timestamps_unix_nano));
+            assert!(exact(&sample.attribute_indices));
+        }
+    }
+}
+
+fn request_with(dictionary: ProfilesDictionary) -> ExportProfilesServiceRequest {
+    ExportProfilesServiceRequest {
+        resource_profiles: Vec::new(),
+        dictionary: Some(dictionary),
+    }
+}
+
+#[test]
+fn unknown_fields_and_unpacked_integers_take_the_fast_path() {
+    // dictionary { stack_table: [{ location_indices: 1, location_indices: 2 }], 100: 5 }
+    let bytes = [
+        0x12, 0x09, 0x3a, 0x04, 0x08, 0x01, 0x08, 0x02, 0xa0, 0x06, 0x05,
+    ];
+    let expected = request_with(ProfilesDictionary {
+        stack_table: vec![Stack {
+            location_indices: vec![1, 2],
+        }],
+        ..ProfilesDictionary::default()
+    });
+    assert_eq!(
+        ExportProfilesServiceRequest::decode(bytes.as_slice()).unwrap(),
+        expected
+    );
+    assert_eq!(decode_fast(&bytes), Some(expected));
+}
+
+#[test]
+fn merged_messages_are_left_to_prost() {
+    let location = Location {
+        mapping_index: 1,
+        ..Location::default()
+    };
+    let dictionary = ProfilesDictionary {
+        location_table: vec![location],
+        ..ProfilesDictionary::default()
+    };
+    let once = request_with(dictionary).encode_to_vec();
+    let twice = [once.clone(), once.clone()].concat();
+    assert!(decode_fast(&once).is_some());
+    assert!(decode_fast(&twice).is_none());
+    assert_eq!(
+        super::decode_request(&twice).unwrap(),
+        ExportProfilesServiceRequest::decode(twice.as_slice()).unwrap()
+    );
+}
+
+/// Mutated bytes are compared with prost in tests/otlp_decode.rs; this
+/// makes sure that the fast path decodes many of them (one flipped bit), not
+/// just that the fallback agrees with prost.
+#[test]
+fn many_mutated_requests_take_the_fast_path() {
+    let bytes = generated_request(StackShape::CallTree, 20, 5).encode_to_vec();
+    let mut rng = SeededRng::new(6);
+    let mut fast = 0;
+    for _ in 0..1000 {
+        let mut mutated = bytes.clone();
+        mutated[rng.below(bytes.len())] ^= 1 << rng.below(8);
+        if let Some(decoded) = decode_fast(&mutated) {
+            fast += 1;
+            let expected = ExportProfilesServiceRequest::decode(mutated.as_slice()).unwrap();
+            assert_eq!(decoded.encode_to_vec(), expected.encode_to_vec());
+        }
+    }
+    assert!(fast > 300, "{fast} of 1000 took the fast path");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn prost_encoded_requests_take_the_fast_path(request in request_strategy()) {
+        let bytes = request.encode_to_vec();
+        let decoded = decode_fast(&bytes);
+        prop_assert!(decoded.is_some());
+        // NaN doubles are never `==`; compare encodings.
+        prop_assert_eq!(decoded.map(|d| d.encode_to_vec()), Some(bytes));
+    }
+}
