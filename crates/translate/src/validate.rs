@@ -303,14 +303,16 @@ fn check_value(value: &AnyValue, sizes: &Sizes) -> Result<(), String> {
     }
 }
 
-/// Indexes in range and keys unique. Lists are short, so duplicates are
-/// looked for by scanning.
+/// Lists longer than this look for duplicate keys through a set; shorter
+/// ones (nearly all: most have one entry) by scanning, without allocating.
+const SCANNED_ATTRIBUTE_LIST_LEN: usize = 16;
+
+/// Indexes in range and keys unique.
 fn check_attribute_list(indices: &[i32], d: &ProfilesDictionary) -> Result<(), String> {
-    let mut keys: Vec<&str> = Vec::new();
-    for (i, &index) in indices.iter().enumerate() {
-        let attribute = usize::try_from(index)
+    let attribute_at = |i: usize, index: i32| {
+        usize::try_from(index)
             .ok()
-            .and_then(|i| d.attribute_table.get(i))
+            .and_then(|index| d.attribute_table.get(index))
             .ok_or_else(|| {
                 range_error(
                     &format!("attribute_indices[{i}]"),
@@ -318,15 +320,40 @@ fn check_attribute_list(indices: &[i32], d: &ProfilesDictionary) -> Result<(), S
                     "attribute_table",
                     d.attribute_table.len(),
                 )
-            })?;
-        let key = usize::try_from(attribute.key_strindex)
+            })
+    };
+    let key_of = |attribute: &KeyValueAndUnit| {
+        usize::try_from(attribute.key_strindex)
             .ok()
             .and_then(|k| d.string_table.get(k))
-            .map_or("", String::as_str);
-        if keys.contains(&key) {
-            return Err(format!("attribute key {key:?} appears twice"));
+            .map_or("", String::as_str)
+    };
+    let duplicate = |key: &str| format!("attribute key {key:?} appears twice");
+    if indices.len() > SCANNED_ATTRIBUTE_LIST_LEN {
+        let mut keys = HashSet::with_capacity(indices.len());
+        for (i, &index) in indices.iter().enumerate() {
+            let key = key_of(attribute_at(i, index)?);
+            if !keys.insert(key) {
+                return Err(duplicate(key));
+            }
         }
-        keys.push(key);
+        return Ok(());
+    }
+    for (i, &index) in indices.iter().enumerate() {
+        let key = key_of(attribute_at(i, index)?);
+        // The earlier entries are all in range: they were checked first.
+        let earlier = indices
+            .get(..i)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|&e| {
+                usize::try_from(e)
+                    .ok()
+                    .and_then(|e| d.attribute_table.get(e))
+            });
+        if earlier.map(key_of).any(|k| k == key) {
+            return Err(duplicate(key));
+        }
     }
     Ok(())
 }

@@ -14,8 +14,8 @@ use profbridge_pprof::{
 use profbridge_translate::canonical::canonicalize;
 use profbridge_translate::otlp::{
     any_value, array_value, bool_value, int_value, key_value, string_value, AnyValue,
-    ExportProfilesServiceRequest, Function as OtlpFunction, InstrumentationScope, Line as OtlpLine,
-    Location as OtlpLocation, Mapping as OtlpMapping, Profile, ResourceProfiles,
+    ExportProfilesServiceRequest, Function as OtlpFunction, InstrumentationScope, KeyValueAndUnit,
+    Line as OtlpLine, Location as OtlpLocation, Mapping as OtlpMapping, Profile, ResourceProfiles,
     Sample as OtlpSample, ScopeProfiles, ValueType as OtlpValueType,
 };
 use profbridge_translate::{
@@ -498,6 +498,41 @@ fn dictionary_problems_reject_the_request_and_name_the_entry() {
 }
 
 #[test]
+fn long_attribute_lists_are_checked_for_duplicates_in_linear_time() {
+    // 200k distinct keys would take minutes if each entry scanned the
+    // ones before it.
+    let mut request = request_with_frame_types();
+    let d = request.dictionary.as_mut().unwrap();
+    let first_new = d.attribute_table.len();
+    for n in 0..200_000 {
+        d.string_table.push(format!("key.{n}"));
+        d.attribute_table.push(KeyValueAndUnit {
+            key_strindex: i32::try_from(d.string_table.len() - 1).unwrap(),
+            value: None,
+            unit_strindex: 0,
+        });
+    }
+    let long: Vec<i32> = (first_new..d.attribute_table.len())
+        .map(|i| i32::try_from(i).unwrap())
+        .collect();
+    d.location_table[1].attribute_indices = long.clone();
+    assert!(validate_request(&request).is_ok());
+
+    for list_len in [17, 200_000] {
+        let mut with_duplicate = long[..list_len].to_vec();
+        with_duplicate.push(long[list_len / 2]);
+        request.dictionary.as_mut().unwrap().location_table[1].attribute_indices = with_duplicate;
+        assert_eq!(
+            validate_request(&request).unwrap_err().to_string(),
+            format!(
+                "dictionary: location_table[1]: attribute key \"key.{}\" appears twice",
+                list_len / 2
+            )
+        );
+    }
+}
+
+#[test]
 fn labels_of_every_attribute_kind_come_back_typed() {
     let mut request = request_with_frame_types();
     let values = [
@@ -526,12 +561,11 @@ fn labels_of_every_attribute_kind_come_back_typed() {
         builder_strings.push(key.into());
         let unit_strindex = builder_strings.len() as i32;
         builder_strings.push(unit.into());
-        d.attribute_table
-            .push(profbridge_translate::otlp::KeyValueAndUnit {
-                key_strindex,
-                value: Some(value),
-                unit_strindex,
-            });
+        d.attribute_table.push(KeyValueAndUnit {
+            key_strindex,
+            value: Some(value),
+            unit_strindex,
+        });
         indices.push(d.attribute_table.len() as i32 - 1);
     }
     d.string_table = builder_strings;

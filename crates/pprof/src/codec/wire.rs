@@ -52,6 +52,7 @@ pub fn write_after_samples(profile: &Profile, out: &mut Vec<u8>) {
 }
 
 /// Field 3 of a sample, one label.
+#[inline]
 pub fn write_label(label: &Label, out: &mut Vec<u8>) {
     put_int(out, 1, label.key);
     put_int(out, 2, label.str);
@@ -109,6 +110,7 @@ fn write_function(function: &Function, out: &mut Vec<u8>) {
     put_int(out, 5, function.start_line);
 }
 
+#[inline]
 pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push(value as u8 | 0x80);
@@ -136,9 +138,12 @@ pub fn after_samples_len_bound(profile: &Profile) -> usize {
         + 12 * (MAX_FIELD + 12)
 }
 
+#[inline]
+#[allow(clippy::manual_div_ceil)] // `div_ceil` also takes a remainder: slower.
 pub fn varint_len(value: u64) -> usize {
     // One byte per 7 significant bits, at least one.
-    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+    let bits = 64 - (value | 1).leading_zeros() as usize;
+    (bits + 6) / 7
 }
 
 /// A tag for field numbers below 16, which fit one byte.

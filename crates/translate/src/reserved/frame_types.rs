@@ -5,23 +5,20 @@
 
 use std::borrow::Cow;
 
-/// Encodes per-location types (leaf first), given as ids that `name`
-/// spells; `None` when no frame is typed.
-pub(crate) fn encode<'a, T: Copy + PartialEq>(
+/// Encodes per-location types (leaf first) into `out` (cleared first),
+/// `push_name` appending the escaped name of a type (see [`escape`]);
+/// false when no frame is typed.
+pub(crate) fn encode_into<T: Copy + PartialEq>(
+    out: &mut String,
     types: impl IntoIterator<Item = Option<T>>,
-    name: impl Fn(T) -> &'a str,
-) -> Option<String> {
-    let mut out = String::new();
+    mut push_name: impl FnMut(T, &mut String),
+) -> bool {
+    out.clear();
     let mut typed = false;
     let mut run: Option<(Option<T>, usize)> = None;
-    let mut first = true;
     let mut flush = |out: &mut String, (frame_type, count): (Option<T>, usize)| {
-        if !first {
-            out.push(',');
-        }
-        first = false;
         if let Some(id) = frame_type {
-            push_escaped(out, name(id));
+            push_name(id, out);
         }
         if count > 1 {
             out.push('*');
@@ -33,16 +30,24 @@ pub(crate) fn encode<'a, T: Copy + PartialEq>(
         run = match run {
             Some((last, count)) if last == frame_type => Some((last, count + 1)),
             Some(done) => {
-                flush(&mut out, done);
+                flush(out, done);
+                out.push(',');
                 Some((frame_type, 1))
             }
             None => Some((frame_type, 1)),
         };
     }
     if let Some(done) = run {
-        flush(&mut out, done);
+        flush(out, done);
     }
-    typed.then_some(out)
+    typed
+}
+
+/// A type's name as it appears in an item.
+pub(crate) fn escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    push_escaped(&mut out, name);
+    out
 }
 
 /// `count` in decimal, without the formatting machinery: stacks have
@@ -66,7 +71,7 @@ fn push_count(out: &mut String, count: usize) {
 }
 
 fn push_escaped(out: &mut String, name: &str) {
-    if !name.contains(['%', ',', '*']) {
+    if !name.bytes().any(|b| matches!(b, b'%' | b',' | b'*')) {
         out.push_str(name);
         return;
     }
@@ -157,12 +162,14 @@ mod tests {
             Some("native"),
             Some("a,b*c%"),
         ];
-        let encoded = encode(types, |name| name).unwrap();
+        let mut encoded = String::from("stale");
+        let push_name = |name: &str, out: &mut String| out.push_str(&escape(name));
+        assert!(encode_into(&mut encoded, types, push_name));
         assert_eq!(encoded, "kernel*2,,native,a%2Cb%2Ac%25");
         let decoded = decode(&encoded, 5).unwrap();
         let decoded: Vec<Option<&str>> = decoded.iter().map(|t| t.as_deref()).collect();
         assert_eq!(decoded, types);
-        assert_eq!(encode([None::<&str>, None], |name| name), None);
+        assert!(!encode_into(&mut encoded, [None::<&str>, None], push_name));
     }
 
     #[test]

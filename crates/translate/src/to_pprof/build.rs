@@ -3,14 +3,14 @@
 use std::hash::{Hash, Hasher};
 
 use hashbrown::HashTable;
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHasher;
 
 use profbridge_pprof::{
     Function, Label, Line, Location, Mapping, Profile as Pprof, StringInterner, ValueType,
 };
 
 use super::labels::{attribute_labels, LabelOut};
-use super::rows::{collect_rows, Row};
+use super::rows::{collect_rows, Row, Rows};
 use super::samples::Samples;
 use super::{profile_attributes, string_at, ToPprofOptions};
 use crate::keys::{
@@ -32,10 +32,16 @@ pub(super) fn pprof_of_group(
     let mut builder = Builder {
         d: dictionary,
         strings: StringInterner::new(),
+        interned: vec![None; dictionary.string_table.len()],
         out: Pprof::default(),
         samples: Samples::default(),
-        attributes: Vec::new(),
-        stacks: FxHashMap::default(),
+        attributes: std::iter::repeat_with(|| None)
+            .take(dictionary.attribute_table.len())
+            .collect(),
+        stacks: vec![None; dictionary.stack_table.len()],
+        links: vec![None; dictionary.link_table.len()],
+        keys: Vec::new(),
+        frame_types_text: String::new(),
     };
     let typed = group.iter().any(|p| p.sample_type.is_some());
     let width = if typed { group.len() } else { 0 };
@@ -67,10 +73,11 @@ pub(super) fn pprof_of_group(
     if let Some(first) = group.first() {
         builder.profile_fields(first);
     }
-    let rows = collect_rows(&columns, width, options.aggregate_timestamps);
+    let mut rows = collect_rows(&columns, width, options.aggregate_timestamps);
     let tables = builder.tables(&rows);
-    for row in rows {
-        builder.row(row, &tables, copied);
+    builder.samples = Samples::for_rows(&mut rows, width);
+    for row in &rows.rows {
+        builder.row(row, rows.attributes(row), &tables, copied);
     }
     builder.out.string_table = builder.strings.into_table();
     (builder.out, builder.samples)
@@ -122,16 +129,17 @@ fn scope_string(attributes: &[KeyValue], key: &str) -> Option<String> {
 }
 
 /// Per OTLP location index: the pprof location id (0 when the rows do not
-/// reach it) and its frame type, an index into `frame_type_names`.
+/// reach it) and its frame type, an index into `escaped_frame_types`: the
+/// names as `profile.frame.types` items spell them.
 struct Tables {
     location_ids: Vec<u64>,
     frame_types: Vec<Option<usize>>,
-    frame_type_names: Vec<String>,
+    escaped_frame_types: Vec<String>,
 }
 
 impl Tables {
     /// The pprof location id and frame type (an index into
-    /// `frame_type_names`) of OTLP location `index`.
+    /// `escaped_frame_types`) of OTLP location `index`.
     fn location(&self, index: i32) -> (u64, Option<usize>) {
         let Ok(index) = usize::try_from(index) else {
             return (0, None);
@@ -140,8 +148,8 @@ impl Tables {
         (id, self.frame_types.get(index).copied().flatten())
     }
 
-    fn frame_type_name(&self, frame_type: usize) -> &str {
-        self.frame_type_names
+    fn escaped_frame_type(&self, frame_type: usize) -> &str {
+        self.escaped_frame_types
             .get(frame_type)
             .map_or("", String::as_str)
     }
@@ -154,8 +162,8 @@ struct AttributeLabels<'d> {
     hint: Option<attr_types::TypedKey>,
 }
 
-/// What every sample of one stack shares: its location ids, held in
-/// [`Samples`], and its frame-types label.
+/// What every sample of one stack shares: its location ids (a handle into
+/// [`Samples`]) and its frame-types label.
 #[derive(Clone, Copy)]
 struct StackLabels {
     location_ids: usize,
@@ -165,11 +173,20 @@ struct StackLabels {
 struct Builder<'d> {
     d: &'d ProfilesDictionary,
     strings: StringInterner,
+    /// pprof string index by dictionary string index, filled as used.
+    interned: Vec<Option<i64>>,
     out: Pprof,
     samples: Samples,
     /// By attribute index, filled as samples use them.
     attributes: Vec<Option<AttributeLabels<'d>>>,
-    stacks: FxHashMap<i32, StackLabels>,
+    /// By stack index, filled as samples use them.
+    stacks: Vec<Option<StackLabels>>,
+    /// The `trace_id` and `span_id` labels by link index, filled as used.
+    links: Vec<Option<[Label; 2]>>,
+    /// The attribute keys of the row being built.
+    keys: Vec<&'d str>,
+    /// The `profile.frame.types` value of the stack being built.
+    frame_types_text: String,
 }
 
 impl<'d> Builder<'d> {
@@ -177,13 +194,29 @@ impl<'d> Builder<'d> {
         string_at(&self.d.string_table, index)
     }
 
+    /// The pprof string index of dictionary string `index`.
+    fn intern_text(&mut self, index: i32) -> i64 {
+        let slot = usize::try_from(index).ok();
+        if let Some(&Some(known)) = slot.and_then(|i| self.interned.get(i)) {
+            return known;
+        }
+        let interned = self.strings.intern(self.text(index));
+        if let Some(entry) = slot.and_then(|i| self.interned.get_mut(i)) {
+            *entry = Some(interned);
+        }
+        interned
+    }
+
     fn value_type(&mut self, vt: Option<&crate::otlp::ValueType>) -> ValueType {
-        let (t, u) = vt.map_or(("", ""), |vt| {
-            (self.text(vt.type_strindex), self.text(vt.unit_strindex))
-        });
-        ValueType {
-            r#type: self.strings.intern(t),
-            unit: self.strings.intern(u),
+        match vt {
+            Some(vt) => ValueType {
+                r#type: self.intern_text(vt.type_strindex),
+                unit: self.intern_text(vt.unit_strindex),
+            },
+            None => ValueType {
+                r#type: self.strings.intern(""),
+                unit: self.strings.intern(""),
+            },
         }
     }
 
@@ -239,11 +272,11 @@ impl<'d> Builder<'d> {
     /// Locations, functions and mappings the rows reach, each table in
     /// dictionary order; OTLP locations that differ only in frame type are
     /// one pprof location.
-    fn tables(&mut self, rows: &[Row]) -> Tables {
+    fn tables(&mut self, rows: &Rows) -> Tables {
         let location_count = self.d.location_table.len();
         let mut reached = vec![false; location_count];
-        for row in rows {
-            let stack = usize::try_from(row.identity.0)
+        for row in &rows.rows {
+            let stack = usize::try_from(row.stack)
                 .ok()
                 .and_then(|s| self.d.stack_table.get(s));
             for &index in stack.map_or(&[][..], |s| &s.location_indices[..]) {
@@ -273,6 +306,9 @@ impl<'d> Builder<'d> {
         let mapping_indices = reached_indices(&mapping_reached);
 
         let function_ids = ids_by_index(&function_indices, self.d.function_table.len());
+        self.out.function.reserve_exact(function_indices.len());
+        self.out.mapping.reserve_exact(mapping_indices.len());
+        self.out.location.reserve_exact(location_indices.len());
         for (&index, id) in function_indices.iter().zip(1u64..) {
             let Some(f) = usize::try_from(index)
                 .ok()
@@ -282,9 +318,9 @@ impl<'d> Builder<'d> {
             };
             let function = Function {
                 id,
-                name: self.strings.intern(self.text(f.name_strindex)),
-                system_name: self.strings.intern(self.text(f.system_name_strindex)),
-                filename: self.strings.intern(self.text(f.filename_strindex)),
+                name: self.intern_text(f.name_strindex),
+                system_name: self.intern_text(f.system_name_strindex),
+                filename: self.intern_text(f.filename_strindex),
                 start_line: f.start_line,
             };
             self.out.function.push(function);
@@ -303,7 +339,7 @@ impl<'d> Builder<'d> {
         let mut tables = Tables {
             location_ids: vec![0; location_count],
             frame_types: vec![None; location_count],
-            frame_type_names: Vec::new(),
+            escaped_frame_types: Vec::new(),
         };
         let mut location_attributes = LocationAttributes(vec![None; self.d.attribute_table.len()]);
         let mut by_content = LocationsByContent(HashTable::with_capacity(location_indices.len()));
@@ -314,7 +350,7 @@ impl<'d> Builder<'d> {
             let mut is_folded = false;
             let mut frame_type = None;
             for &a in &l.attribute_indices {
-                match location_attributes.get(self, a, &mut tables.frame_type_names) {
+                match location_attributes.get(self, a, &mut tables.escaped_frame_types) {
                     LocationAttribute::Folded(folded) => is_folded = folded,
                     LocationAttribute::FrameType(id) => frame_type = Some(id),
                     LocationAttribute::Other => {}
@@ -354,7 +390,7 @@ impl<'d> Builder<'d> {
             memory_start: m.memory_start,
             memory_limit: m.memory_limit,
             file_offset: m.file_offset,
-            filename: self.strings.intern(self.text(m.filename_strindex)),
+            filename: self.intern_text(m.filename_strindex),
             ..Mapping::default()
         };
         let mut build_ids: [Option<String>; 3] = [None, None, None];
@@ -383,96 +419,108 @@ impl<'d> Builder<'d> {
         mapping
     }
 
-    fn row(&mut self, row: Row, tables: &Tables, copied: &[&KeyValue]) {
-        let (stack, attributes, link) = &row.identity;
-        let stack_labels = self.stack_labels(*stack, tables);
-
-        let mut labels: Vec<Label> = Vec::new();
+    fn row(&mut self, row: &Row, attributes: &[i32], tables: &Tables, copied: &[&KeyValue]) {
+        let stack_labels = self.stack_labels(row.stack, tables);
+        let labels_start = self.samples.labels_end();
         let mut hints = Vec::new();
-        let mut keys: Vec<&str> = Vec::new();
+        self.keys.clear();
         for &a in attributes {
-            if let Some(cached) = self.attribute_labels(a) {
-                keys.push(cached.key);
-                labels.extend_from_slice(&cached.labels);
+            let Some(slot) = self.cache_attribute_labels(a) else {
+                continue;
+            };
+            if let Some(Some(cached)) = self.attributes.get(slot) {
+                self.keys.push(cached.key);
+                self.samples.extend_labels(&cached.labels);
                 hints.extend(cached.hint.iter().cloned());
             }
         }
         for kv in copied {
-            if keys.contains(&kv.key.as_str()) {
+            if self.keys.contains(&kv.key.as_str()) {
                 continue;
             }
             let value = kv.value.clone().unwrap_or_default();
+            let mut labels = Vec::new();
             self.push_attribute(&kv.key, &value, "", &mut labels, &mut hints);
+            self.samples.extend_labels(&labels);
         }
         if let Some(label) = stack_labels.frame_types {
-            labels.push(label);
+            self.samples.push_label(label);
         }
-        if let Some(l) = usize::try_from(*link)
-            .ok()
-            .filter(|&l| l != 0)
-            .and_then(|l| self.d.link_table.get(l))
-        {
-            labels.push(self.str_label(TRACE_ID_LABEL, &hex::encode(&l.trace_id)));
-            labels.push(self.str_label(SPAN_ID_LABEL, &hex::encode(&l.span_id)));
+        if let Some([trace_id, span_id]) = self.link_labels(row.link) {
+            self.samples.push_label(trace_id);
+            self.samples.push_label(span_id);
         }
         if !hints.is_empty() {
-            labels.push(self.str_label(ATTR_TYPES_LABEL, &attr_types::encode(hints)));
+            let label = self.str_label(ATTR_TYPES_LABEL, &attr_types::encode(hints));
+            self.samples.push_label(label);
         }
 
-        if !row.observations.is_empty() {
+        if !row.timestamps.is_empty() && !self.samples.has_timestamp_key() {
             let timestamp_key = self.strings.intern(TIMESTAMP_LABEL);
             self.samples.set_timestamp_key(timestamp_key);
         }
         self.samples.push_row(
             stack_labels.location_ids,
-            labels,
-            row.values,
-            row.observations,
+            labels_start,
+            row.values.clone(),
+            row.timestamps.clone(),
         );
+    }
+
+    /// The `trace_id` and `span_id` labels of link `index` (none for 0),
+    /// built once.
+    fn link_labels(&mut self, index: i32) -> Option<[Label; 2]> {
+        let slot = usize::try_from(index).ok().filter(|&l| l != 0)?;
+        if let Some(Some(known)) = self.links.get(slot) {
+            return Some(*known);
+        }
+        let link = self.d.link_table.get(slot)?;
+        let labels = [
+            self.str_label(TRACE_ID_LABEL, &hex::encode(&link.trace_id)),
+            self.str_label(SPAN_ID_LABEL, &hex::encode(&link.span_id)),
+        ];
+        if let Some(entry) = self.links.get_mut(slot) {
+            *entry = Some(labels);
+        }
+        Some(labels)
     }
 
     /// The location ids and frame-types label of a stack, built once.
     fn stack_labels(&mut self, stack: i32, tables: &Tables) -> StackLabels {
-        let Self {
-            d,
-            strings,
-            stacks,
-            samples,
-            ..
-        } = self;
-        *stacks.entry(stack).or_insert_with(|| {
-            let location_indices = usize::try_from(stack)
-                .ok()
-                .and_then(|s| d.stack_table.get(s))
-                .map(|s| s.location_indices.as_slice())
-                .unwrap_or_default();
-            let mut location_ids = Vec::with_capacity(location_indices.len());
-            let mut types = Vec::with_capacity(location_indices.len());
-            for &index in location_indices {
-                let (id, frame_type) = tables.location(index);
-                location_ids.push(id);
-                types.push(frame_type);
-            }
-            let frame_types =
-                frame_types::encode(types, |t| tables.frame_type_name(t)).map(|value| Label {
-                    key: strings.intern(FRAME_TYPES_LABEL),
-                    str: strings.intern(&value),
-                    ..Label::default()
-                });
-            StackLabels {
-                location_ids: samples.add_stack(location_ids),
-                frame_types,
-            }
-        })
+        let slot = usize::try_from(stack).ok();
+        if let Some(&Some(known)) = slot.and_then(|s| self.stacks.get(s)) {
+            return known;
+        }
+        let location_indices = slot
+            .and_then(|s| self.d.stack_table.get(s))
+            .map(|s| s.location_indices.as_slice())
+            .unwrap_or_default();
+        let location_ids = self
+            .samples
+            .add_stack(location_indices.iter().map(|&i| tables.location(i).0));
+        let mut text = std::mem::take(&mut self.frame_types_text);
+        let typed = frame_types::encode_into(
+            &mut text,
+            location_indices.iter().map(|&i| tables.location(i).1),
+            |t, out| out.push_str(tables.escaped_frame_type(t)),
+        );
+        let frame_types = typed.then(|| self.str_label(FRAME_TYPES_LABEL, &text));
+        self.frame_types_text = text;
+        let labels = StackLabels {
+            location_ids,
+            frame_types,
+        };
+        if let Some(entry) = slot.and_then(|s| self.stacks.get_mut(s)) {
+            *entry = Some(labels);
+        }
+        labels
     }
 
-    /// The labels of attribute `index`, built once.
-    fn attribute_labels(&mut self, index: i32) -> Option<&AttributeLabels<'d>> {
+    /// Builds the labels of attribute `index` unless they are built;
+    /// returns their slot in `self.attributes`.
+    fn cache_attribute_labels(&mut self, index: i32) -> Option<usize> {
         let slot = usize::try_from(index).ok()?;
-        if self.attributes.len() <= slot {
-            self.attributes.resize_with(slot + 1, || None);
-        }
-        if self.attributes.get(slot).is_some_and(Option::is_none) {
+        if self.attributes.get(slot)?.is_none() {
             let (key, value, unit) = self.attribute(index)?;
             let mut labels = Vec::new();
             let mut hints = Vec::new();
@@ -485,7 +533,7 @@ impl<'d> Builder<'d> {
                 });
             }
         }
-        self.attributes.get(slot).and_then(Option::as_ref)
+        Some(slot)
     }
 
     fn push_attribute(
@@ -562,7 +610,7 @@ fn id_at(ids: &[u64], index: i32) -> u64 {
 #[derive(Debug, Clone, Copy)]
 enum LocationAttribute {
     Folded(bool),
-    /// An index into `Tables::frame_type_names`.
+    /// An index into `Tables::escaped_frame_types`.
     FrameType(usize),
     Other,
 }
@@ -576,7 +624,7 @@ impl LocationAttributes {
         &mut self,
         builder: &Builder<'_>,
         index: i32,
-        frame_type_names: &mut Vec<String>,
+        escaped_frame_types: &mut Vec<String>,
     ) -> LocationAttribute {
         let slot = usize::try_from(index).ok().and_then(|i| self.0.get_mut(i));
         if let Some(Some(known)) = slot.as_deref() {
@@ -589,11 +637,12 @@ impl LocationAttributes {
             )),
             Some((FRAME_TYPE, value, _)) => match value.value {
                 Some(any_value::Value::StringValue(name)) => {
-                    let id = match frame_type_names.iter().position(|n| *n == name) {
+                    let name = frame_types::escape(&name);
+                    let id = match escaped_frame_types.iter().position(|n| *n == name) {
                         Some(known) => known,
                         None => {
-                            frame_type_names.push(name);
-                            frame_type_names.len() - 1
+                            escaped_frame_types.push(name);
+                            escaped_frame_types.len() - 1
                         }
                     };
                     LocationAttribute::FrameType(id)

@@ -1,14 +1,19 @@
 //! A pprof's samples before they are spelled out: each distinct stack's
 //! location ids and each row's labels are held once, however many samples
-//! (one per timestamp) share them. They become `Sample`s for callers that
-//! want the profile itself, or protobuf bytes directly for those that only
-//! write it out, which skips building a `Sample` per observation.
+//! (one per timestamp) share them, and everything sits in a few shared
+//! vectors. They become `Sample`s for callers that want the profile
+//! itself, or protobuf bytes directly for those that only write it out,
+//! which skips building a `Sample` per observation.
+
+use std::ops::Range;
 
 use profbridge_pprof::wire::{
-    after_samples_len_bound, put_message, put_packed, put_varint, varint_len, write_after_samples,
-    write_label, write_sample_types,
+    after_samples_len_bound, put_packed, put_varint, varint_len, write_after_samples, write_label,
+    write_sample_types,
 };
 use profbridge_pprof::{Label, Profile as Pprof, Sample};
+
+use super::rows::Rows;
 
 /// profile.proto's `Profile.sample` and `Sample.label` field numbers.
 const PROFILE_SAMPLE: u8 = 2;
@@ -17,13 +22,21 @@ const SAMPLE_VALUE: u8 = 2;
 const SAMPLE_LABEL: u8 = 3;
 const PROFILE_SAMPLE_TAG: u8 = PROFILE_SAMPLE << 3 | 2;
 const SAMPLE_LABEL_TAG: u8 = SAMPLE_LABEL << 3 | 2;
-const LABEL_KEY_TAG: u8 = 1 << 3;
-const LABEL_NUM_TAG: u8 = 3 << 3;
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Samples {
-    stacks: Vec<Vec<u64>>,
+    /// Every distinct stack's location ids, back to back.
+    location_ids: Vec<u64>,
+    /// Each stack's range in `location_ids`.
+    stacks: Vec<Range<usize>>,
+    /// Every row's labels, back to back.
+    labels: Vec<Label>,
     rows: Vec<SampleRow>,
+    /// The rows' values and timestamps, as [`Rows`] holds them.
+    values: Vec<i64>,
+    timestamps: Vec<u64>,
+    /// Values per sample.
+    width: usize,
     /// The string index of `timestamp_ns`, when a row is timed.
     timestamp_key: i64,
 }
@@ -33,47 +46,89 @@ pub(super) struct Samples {
 #[derive(Debug, Clone)]
 struct SampleRow {
     stack: usize,
-    labels: Vec<Label>,
-    values: Vec<i64>,
-    observations: Vec<(u64, Vec<i64>)>,
+    labels: Range<usize>,
+    values: Range<usize>,
+    timestamps: Range<usize>,
 }
 
 impl Samples {
+    /// Samples for `rows`, whose values and timestamps they take over;
+    /// [`Samples::push_row`] then adds each row.
+    pub fn for_rows(rows: &mut Rows, width: usize) -> Self {
+        Self {
+            rows: Vec::with_capacity(rows.rows.len()),
+            labels: Vec::with_capacity(rows.rows.len() * 2),
+            values: std::mem::take(&mut rows.values),
+            timestamps: std::mem::take(&mut rows.timestamps),
+            width,
+            ..Self::default()
+        }
+    }
+
     /// Adds a distinct stack's location ids; returns its handle for
     /// [`Samples::push_row`].
-    pub fn add_stack(&mut self, location_ids: Vec<u64>) -> usize {
-        self.stacks.push(location_ids);
+    pub fn add_stack(&mut self, location_ids: impl Iterator<Item = u64>) -> usize {
+        let start = self.location_ids.len();
+        self.location_ids.extend(location_ids);
+        self.stacks.push(start..self.location_ids.len());
         self.stacks.len() - 1
+    }
+
+    /// Whether `timestamp_ns` is interned: never at index 0, which is "".
+    pub fn has_timestamp_key(&self) -> bool {
+        self.timestamp_key != 0
     }
 
     pub fn set_timestamp_key(&mut self, key: i64) {
         self.timestamp_key = key;
     }
 
+    /// Where the next row's labels start, for [`Samples::push_row`].
+    pub fn labels_end(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn push_label(&mut self, label: Label) {
+        self.labels.push(label);
+    }
+
+    pub fn extend_labels(&mut self, labels: &[Label]) {
+        self.labels.extend_from_slice(labels);
+    }
+
+    /// Adds a row of [`Rows`], whose labels are those pushed since
+    /// `labels_start`.
     pub fn push_row(
         &mut self,
         stack: usize,
-        labels: Vec<Label>,
-        values: Vec<i64>,
-        observations: Vec<(u64, Vec<i64>)>,
+        labels_start: usize,
+        values: Range<usize>,
+        timestamps: Range<usize>,
     ) {
         self.rows.push(SampleRow {
             stack,
-            labels,
+            labels: labels_start..self.labels.len(),
             values,
-            observations,
+            timestamps,
         });
     }
 
     pub fn count(&self) -> usize {
         self.rows
             .iter()
-            .map(|row| row.observations.len().max(1))
+            .map(|row| row.timestamps.len().max(1))
             .sum()
     }
 
     fn location_ids(&self, stack: usize) -> &[u64] {
-        self.stacks.get(stack).map_or(&[][..], Vec::as_slice)
+        self.stacks
+            .get(stack)
+            .and_then(|range| self.location_ids.get(range.clone()))
+            .unwrap_or_default()
+    }
+
+    fn row_labels(&self, row: &SampleRow) -> &[Label] {
+        self.labels.get(row.labels.clone()).unwrap_or_default()
     }
 
     fn timestamp_label(&self, timestamp: u64) -> Label {
@@ -84,26 +139,39 @@ impl Samples {
         }
     }
 
+    /// Each sample of `row`: its values and, when timed, its timestamp.
+    fn samples_of<'a>(
+        &'a self,
+        row: &'a SampleRow,
+    ) -> impl Iterator<Item = (&'a [i64], Option<u64>)> + 'a {
+        let untimed = row.timestamps.is_empty().then(|| {
+            let values = self.values.get(row.values.clone()).unwrap_or_default();
+            (values, None)
+        });
+        let timed = row.timestamps.clone().enumerate().map(move |(k, t)| {
+            let start = row.values.start + k * self.width;
+            let values = self
+                .values
+                .get(start..start + self.width)
+                .unwrap_or_default();
+            (values, self.timestamps.get(t).copied())
+        });
+        untimed.into_iter().chain(timed)
+    }
+
     /// The samples spelled out, in row order.
     pub fn into_samples(self) -> Vec<Sample> {
         let mut samples = Vec::with_capacity(self.count());
         for row in &self.rows {
             let location_id = self.location_ids(row.stack);
-            if row.observations.is_empty() {
+            let labels = self.row_labels(row);
+            for (values, timestamp) in self.samples_of(row) {
+                let mut label = Vec::with_capacity(labels.len() + 1);
+                label.extend_from_slice(labels);
+                label.extend(timestamp.map(|t| self.timestamp_label(t)));
                 samples.push(Sample {
                     location_id: location_id.to_vec(),
-                    value: row.values.clone(),
-                    label: row.labels.clone(),
-                });
-                continue;
-            }
-            for (timestamp, values) in &row.observations {
-                let mut label = Vec::with_capacity(row.labels.len() + 1);
-                label.extend_from_slice(&row.labels);
-                label.push(self.timestamp_label(*timestamp));
-                samples.push(Sample {
-                    location_id: location_id.to_vec(),
-                    value: values.clone(),
+                    value: values.to_vec(),
                     label,
                 });
             }
@@ -114,26 +182,18 @@ impl Samples {
     /// `head` (a profile without samples) with these samples, as protobuf:
     /// byte for byte what prost writes for the spelled-out profile.
     pub fn encode_with(&self, head: &Pprof) -> Vec<u8> {
-        let stacks: Vec<Vec<u8>> = self
-            .stacks
-            .iter()
-            .map(|ids| {
-                let mut field = Vec::with_capacity(packed_len(ids.iter().copied()));
-                put_packed(&mut field, SAMPLE_LOCATION_ID, ids.iter().copied());
-                field
-            })
-            .collect();
-        let labels: Vec<Vec<u8>> = self
-            .rows
-            .iter()
-            .map(|row| {
-                let mut fields = Vec::new();
-                for label in &row.labels {
-                    put_message(&mut fields, SAMPLE_LABEL, |out| write_label(label, out));
-                }
-                fields
-            })
-            .collect();
+        // Location ids take about two bytes each.
+        let stack_bytes = 2 * self.location_ids.len() + 4 * self.stacks.len();
+        let stacks = EncodedFields::of(self.stacks.iter(), stack_bytes, |range, out| {
+            let ids = self.location_ids.get(range.clone()).unwrap_or_default();
+            put_packed(out, SAMPLE_LOCATION_ID, ids.iter().copied());
+        });
+        let label_bytes = 8 * self.labels.len();
+        let labels = EncodedFields::of(self.rows.iter(), label_bytes, |row, out| {
+            for label in self.row_labels(row) {
+                put_label(out, label);
+            }
+        });
 
         let mut sample_bytes = 0;
         self.for_each_sample(&stacks, &labels, |parts| {
@@ -154,7 +214,7 @@ impl Samples {
             );
             out.extend_from_slice(parts.labels);
             if let Some(timestamp) = parts.timestamp {
-                timestamp_label_into(self.timestamp_key, timestamp, &mut out);
+                put_label(&mut out, &self.timestamp_label(timestamp));
             }
         });
         write_after_samples(head, &mut out);
@@ -163,32 +223,57 @@ impl Samples {
 
     fn for_each_sample<'a>(
         &'a self,
-        stacks: &'a [Vec<u8>],
-        labels: &'a [Vec<u8>],
+        stacks: &'a EncodedFields,
+        labels: &'a EncodedFields,
         mut visit: impl FnMut(SampleParts<'a>),
     ) {
-        for (row, row_labels) in self.rows.iter().zip(labels) {
-            let stack = stacks.get(row.stack).map_or(&[][..], Vec::as_slice);
-            if row.observations.is_empty() {
-                visit(SampleParts {
-                    stack,
-                    values: &row.values,
-                    labels: row_labels,
-                    timestamp: None,
-                    timestamp_key: self.timestamp_key,
-                });
-                continue;
-            }
-            for (timestamp, values) in &row.observations {
+        for (r, row) in self.rows.iter().enumerate() {
+            let stack = stacks.get(row.stack);
+            let row_labels = labels.get(r);
+            for (values, timestamp) in self.samples_of(row) {
                 visit(SampleParts {
                     stack,
                     values,
                     labels: row_labels,
-                    timestamp: Some(*timestamp),
+                    timestamp,
                     timestamp_key: self.timestamp_key,
                 });
             }
         }
+    }
+}
+
+/// Protobuf fields written once per item (a stack, a row), back to back.
+struct EncodedFields {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl EncodedFields {
+    /// `capacity`: about how many bytes they take.
+    fn of<T>(
+        items: impl ExactSizeIterator<Item = T>,
+        capacity: usize,
+        mut write: impl FnMut(T, &mut Vec<u8>),
+    ) -> Self {
+        let mut fields = Self {
+            bytes: Vec::with_capacity(capacity),
+            ends: Vec::with_capacity(items.len()),
+        };
+        for item in items {
+            write(item, &mut fields.bytes);
+            fields.ends.push(fields.bytes.len());
+        }
+        fields
+    }
+
+    fn get(&self, item: usize) -> &[u8] {
+        let start = match item.checked_sub(1) {
+            Some(previous) => self.ends.get(previous).copied().unwrap_or(0),
+            None => 0,
+        };
+        let end = self.ends.get(item).copied().unwrap_or(start);
+        self.bytes.get(start..end).unwrap_or_default()
     }
 }
 
@@ -205,9 +290,13 @@ impl SampleParts<'_> {
     /// The length of the sample message's body.
     fn len(&self) -> usize {
         let values = packed_len(self.values.iter().map(|&v| v as u64));
-        let timestamp = self
-            .timestamp
-            .map_or(0, |t| field_len(timestamp_label_len(self.timestamp_key, t)));
+        let timestamp = self.timestamp.map_or(0, |t| {
+            field_len(label_len(&Label {
+                key: self.timestamp_key,
+                num: t as i64,
+                ..Label::default()
+            }))
+        });
         self.stack.len() + values + self.labels.len() + timestamp
     }
 }
@@ -226,20 +315,48 @@ fn packed_len(values: impl Iterator<Item = u64>) -> usize {
     }
 }
 
-fn timestamp_label_len(key: i64, timestamp: u64) -> usize {
-    let field = |v: u64| if v == 0 { 0 } else { 1 + varint_len(v) };
-    field(key as u64) + field(timestamp)
+/// The length of a label's body: at most four fields of eleven bytes, so
+/// its length prefix is always one byte.
+fn label_len(label: &Label) -> usize {
+    let field = |v: i64| if v == 0 { 0 } else { 1 + varint_len(v as u64) };
+    field(label.key) + field(label.str) + field(label.num) + field(label.num_unit)
 }
 
-fn timestamp_label_into(key: i64, timestamp: u64, out: &mut Vec<u8>) {
+/// A `Sample.label` field, its length worked out before its body.
+fn put_label(out: &mut Vec<u8>, label: &Label) {
     out.push(SAMPLE_LABEL_TAG);
-    put_varint(out, timestamp_label_len(key, timestamp) as u64);
-    if key != 0 {
-        out.push(LABEL_KEY_TAG);
-        put_varint(out, key as u64);
-    }
-    if timestamp != 0 {
-        out.push(LABEL_NUM_TAG);
-        put_varint(out, timestamp);
+    out.push(label_len(label) as u8);
+    write_label(label, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_fields_match_the_general_writer() {
+        let big = i64::MAX;
+        for label in [
+            Label::default(),
+            Label {
+                key: 1,
+                str: 2,
+                ..Label::default()
+            },
+            Label {
+                key: big,
+                str: -1,
+                num: i64::MIN,
+                num_unit: -1,
+            },
+        ] {
+            let mut fast = Vec::new();
+            put_label(&mut fast, &label);
+            let mut general = Vec::new();
+            profbridge_pprof::wire::put_message(&mut general, SAMPLE_LABEL, |out| {
+                write_label(&label, out)
+            });
+            assert_eq!(fast, general);
+        }
     }
 }
