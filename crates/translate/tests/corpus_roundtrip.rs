@@ -55,8 +55,13 @@ fn every_corpus_file_round_trips_canonically() {
 }
 
 /// What the exporters write without assembling samples is byte for byte
-/// the encoding of the assembled pprof.
-fn assert_unassembled_encoding_matches(name: &str, request: &ExportProfilesServiceRequest) {
+/// the encoding of the assembled pprof, also into a buffer that held an
+/// earlier profile.
+fn assert_unassembled_encoding_matches(
+    name: &str,
+    request: &ExportProfilesServiceRequest,
+    reused: &mut Vec<u8>,
+) {
     let options = ToPprofOptions::default();
     let assembled = otlp_to_pprof(request, &options).unwrap();
     let unassembled = otlp_to_unassembled_pprof(request, &options).unwrap();
@@ -66,22 +71,29 @@ fn assert_unassembled_encoding_matches(name: &str, request: &ExportProfilesServi
         "{name}"
     );
     for (slow, fast) in assembled.profiles.iter().zip(unassembled.profiles) {
+        let expected = slow.profile.encode_to_vec();
         assert!(
-            fast.profile.encode() == slow.profile.encode_to_vec(),
+            fast.profile.encode() == expected,
             "{name}: the unassembled pprof encodes differently"
+        );
+        fast.profile.encode_into(reused);
+        assert!(
+            *reused == expected,
+            "{name}: encoding into a used buffer differs"
         );
     }
 }
 
 #[test]
 fn corpus_and_generated_pprofs_encode_the_same_unassembled() {
+    let mut reused = Vec::new();
     for file in corpus_files() {
         let (original, _) = parse_any(&file.bytes, &DecodeOptions::default()).unwrap();
         let converted = to_otlp(&original);
-        assert_unassembled_encoding_matches(&file.name, &converted.request);
+        assert_unassembled_encoding_matches(&file.name, &converted.request, &mut reused);
     }
     for shape in [StackShape::CallTree, StackShape::Random] {
         let request = generated_request(shape, 300, 7);
-        assert_unassembled_encoding_matches(&format!("{shape:?}"), &request);
+        assert_unassembled_encoding_matches(&format!("{shape:?}"), &request, &mut reused);
     }
 }

@@ -59,7 +59,15 @@ impl UnassembledPprof {
 
     /// The profile, as protobuf (not compressed).
     pub fn encode(&self) -> Vec<u8> {
-        self.samples.encode_with(&self.head)
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Replaces the contents of `out` with the profile as protobuf, reusing
+    /// its allocation.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
+        self.samples.encode_with(&self.head, out);
     }
 
     pub fn assemble(self) -> Pprof {

@@ -179,9 +179,10 @@ impl Samples {
         samples
     }
 
-    /// `head` (a profile without samples) with these samples, as protobuf:
-    /// byte for byte what prost writes for the spelled-out profile.
-    pub fn encode_with(&self, head: &Pprof) -> Vec<u8> {
+    /// Replaces `out`'s contents with `head` (a profile without samples)
+    /// with these samples, as protobuf: byte for byte what prost writes
+    /// for the spelled-out profile.
+    pub fn encode_with(&self, head: &Pprof, out: &mut Vec<u8>) {
         // Location ids take about two bytes each.
         let stack_bytes = 2 * self.location_ids.len() + 4 * self.stacks.len();
         let stacks = EncodedFields::of(self.stacks.iter(), stack_bytes, |range, out| {
@@ -199,26 +200,20 @@ impl Samples {
         self.for_each_sample(&stacks, &labels, |parts| {
             sample_bytes += field_len(parts.len());
         });
-        let mut out = Vec::with_capacity(
-            (head.sample_type.len() * 24) + sample_bytes + after_samples_len_bound(head),
-        );
-        write_sample_types(head, &mut out);
+        out.clear();
+        out.reserve((head.sample_type.len() * 24) + sample_bytes + after_samples_len_bound(head));
+        write_sample_types(head, out);
         self.for_each_sample(&stacks, &labels, |parts| {
             out.push(PROFILE_SAMPLE_TAG);
-            put_varint(&mut out, parts.len() as u64);
+            put_varint(out, parts.len() as u64);
             out.extend_from_slice(parts.stack);
-            put_packed(
-                &mut out,
-                SAMPLE_VALUE,
-                parts.values.iter().map(|&v| v as u64),
-            );
+            put_packed(out, SAMPLE_VALUE, parts.values.iter().map(|&v| v as u64));
             out.extend_from_slice(parts.labels);
             if let Some(timestamp) = parts.timestamp {
-                put_label(&mut out, &self.timestamp_label(timestamp));
+                put_label(out, &self.timestamp_label(timestamp));
             }
         });
-        write_after_samples(head, &mut out);
-        out
+        write_after_samples(head, out);
     }
 
     fn for_each_sample<'a>(

@@ -181,9 +181,10 @@ impl FileExporter {
                 time: &time,
                 seq: self.next_seq(),
             })?;
+            output.profile.encode_into(&mut scratch.encoded);
             scratch
                 .compressor
-                .compress_into(&output.profile.encode(), &mut scratch.gzipped)
+                .compress_into(&scratch.encoded, &mut scratch.gzipped)
                 .map_err(|error| io_error("compressing", &path, &error))?;
             self.writer
                 .write_atomically(&path, &scratch.gzipped)

@@ -14,6 +14,8 @@ const MAX_KEPT_CAPACITY: usize = 16 << 20;
 #[derive(Debug)]
 pub(super) struct Scratch {
     pub compressor: GzipCompressor,
+    /// A pprof's protobuf, then the same gzipped.
+    pub encoded: Vec<u8>,
     pub gzipped: Vec<u8>,
 }
 
@@ -38,12 +40,13 @@ impl ScratchPool {
             .pop()
             .unwrap_or_else(|| Scratch {
                 compressor: GzipCompressor::new(self.gzip_level),
+                encoded: Vec::new(),
                 gzipped: Vec::new(),
             })
     }
 
     pub fn give_back(&self, scratch: Scratch) {
-        if scratch.gzipped.capacity() > MAX_KEPT_CAPACITY {
+        if scratch.encoded.capacity().max(scratch.gzipped.capacity()) > MAX_KEPT_CAPACITY {
             return;
         }
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
@@ -67,9 +70,9 @@ mod tests {
         assert_eq!(pool.take().gzipped.as_ptr(), kept);
 
         let mut huge = pool.take();
-        huge.gzipped.reserve(MAX_KEPT_CAPACITY + 1);
+        huge.encoded.reserve(MAX_KEPT_CAPACITY + 1);
         pool.give_back(huge);
-        assert_eq!(pool.take().gzipped.capacity(), 0);
+        assert_eq!(pool.take().encoded.capacity(), 0);
     }
 
     #[test]
