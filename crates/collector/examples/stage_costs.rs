@@ -6,7 +6,8 @@
 //! Usage: stage_costs [STACKS=2000] [ROUNDS=50]
 //! Environment: RANDOM_SHAPE=1 for `ebpf_like_request` instead of
 //! `profiler_like_request`; ANALYZE=1 to print what the pprof's bytes are
-//! spent on; MEMCHECK=1 (MEMCHECK=prost: decoded by prost) to measure the
+//! spent on; REQUEST=FILE to time an OTLP protobuf request from a file
+//! instead of a generated one; MEMCHECK=1 (MEMCHECK=prost: decoded by prost) to measure the
 //! resident memory of decoded requests and conversions against
 //! `memory_estimate`; DUMP=FILE to write the pprof.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)] // A measuring tool.
@@ -33,7 +34,10 @@ fn main() {
     } else {
         profbridge_testkit::StackShape::CallTree
     };
-    let encoded = profbridge_testkit::generated_request(shape, stacks, 1).encode_to_vec();
+    let encoded = match std::env::var_os("REQUEST") {
+        Some(path) => std::fs::read(path).unwrap(),
+        None => profbridge_testkit::generated_request(shape, stacks, 1).encode_to_vec(),
+    };
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
     gz.write_all(&encoded).unwrap();
     let gzipped = gz.finish().unwrap();
