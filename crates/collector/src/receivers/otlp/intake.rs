@@ -20,9 +20,10 @@ pub enum Outcome {
     Unavailable,
 }
 
-/// How many bytes of memory a decoded request takes per byte of its
-/// protobuf encoding, about (measured on generated and corpus requests:
-/// 5 to 7; every sample, location and string is an allocation of its own).
+/// Bytes of memory held per byte of protobuf while a request is decoded.
+/// The decoded request itself estimates at about 4 (every location, sample
+/// and string is an allocation of its own); the rest covers the encoded
+/// and decompressed buffers alive meanwhile.
 pub const DECODED_BYTES_PER_PROTOBUF_BYTE: usize = 6;
 
 /// Room held in every pipeline for a request while it is decoded, so that
