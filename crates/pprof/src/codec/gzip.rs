@@ -47,11 +47,13 @@ fn size_hint(data: &[u8]) -> usize {
     usize::try_from(u32::from_le_bytes(bytes)).unwrap_or(0)
 }
 
-pub(super) fn compress(raw: &[u8], level: u32) -> Vec<u8> {
+/// `raw` gzipped; `raw` itself, which pprof readers take as well, in the
+/// case zlib fails on a state it has just set up.
+pub(super) fn compress(raw: Vec<u8>, level: u32) -> Vec<u8> {
     let mut out = Vec::new();
-    match GzipCompressor::new(level).compress_into(raw, &mut out) {
+    match GzipCompressor::new(level).compress_into(&raw, &mut out) {
         Ok(()) => out,
-        Err(_) => Vec::new(),
+        Err(_) => raw,
     }
 }
 
@@ -164,7 +166,7 @@ mod tests {
         GzipCompressor::new(1)
             .compress_into(&input, &mut out)
             .unwrap();
-        assert_eq!(gunzipped(&compress(&input, 1)), gunzipped(&out));
+        assert_eq!(gunzipped(&compress(input.clone(), 1)), gunzipped(&out));
         assert!(out.len() < input.len() / 10);
     }
 }

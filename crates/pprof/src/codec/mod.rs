@@ -127,6 +127,6 @@ pub fn encode(profile: &Profile, options: &EncodeOptions) -> Vec<u8> {
 pub fn compress(raw: Vec<u8>, options: &EncodeOptions) -> Vec<u8> {
     match options.compression {
         Compression::None => raw,
-        Compression::Gzip { level } => gzip::compress(&raw, level),
+        Compression::Gzip { level } => gzip::compress(raw, level),
     }
 }
