@@ -90,7 +90,7 @@ fn main() {
         drop(converted);
         return;
     }
-    let mut totals = [Duration::ZERO; 11];
+    let mut totals = [Duration::ZERO; 12];
     let names = [
         "gunzip",
         "decode (prost)",
@@ -100,15 +100,19 @@ fn main() {
         "memory_estimate",
         "to_pprof",
         "pprof encode",
-        "gzip 1",
+        "zlib-rs gzip 1",
+        "gzip 1 (ours)",
         "drop pprof",
         "drop request",
     ];
     let mut out_bytes = 0;
+    let mut zlib_bytes = 0;
     let mut raw_bytes = 0;
+    let mut compressor = profbridge_pprof::GzipCompressor::new(1);
+    let mut pprof_gz = Vec::new();
     for _ in 0..rounds {
         let mut t = Instant::now();
-        let mut lap = |i: usize, totals: &mut [Duration; 11]| {
+        let mut lap = |i: usize, totals: &mut [Duration; 12]| {
             let now = Instant::now();
             totals[i] += now - t;
             t = now;
@@ -167,20 +171,26 @@ fn main() {
             raw_bytes += raw.len();
             let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(1));
             gz.write_all(raw).unwrap();
-            out_bytes += gz.finish().unwrap().len();
+            zlib_bytes += gz.finish().unwrap().len();
         }
         lap(8, &mut totals);
-        drop(converted);
+        for raw in &raws {
+            compressor.compress_into(raw, &mut pprof_gz).unwrap();
+            out_bytes += pprof_gz.len();
+        }
         lap(9, &mut totals);
-        drop(request);
+        drop(converted);
         lap(10, &mut totals);
+        drop(request);
+        lap(11, &mut totals);
     }
     println!(
-        "ebpf_like_request({stacks}): {} bytes encoded, {} gzipped; pprof {} bytes, pprof.gz {} bytes",
-        raw_bytes / rounds as usize,
+        "request: {} bytes, {} gzipped; pprof {} bytes, pprof.gz {} bytes (zlib-rs: {})",
         encoded.len(),
         gzipped.len(),
-        out_bytes / rounds as usize
+        raw_bytes / rounds as usize,
+        out_bytes / rounds as usize,
+        zlib_bytes / rounds as usize
     );
     for (name, total) in names.iter().zip(totals) {
         println!(

@@ -10,7 +10,8 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use profbridge_pprof::{
-    decode, encode, validate, Compression, DecodeOptions, EncodeOptions, DEFAULT_GZIP_LEVEL,
+    decode, encode, validate, Compression, DecodeOptions, EncodeOptions, GzipCompressor,
+    DEFAULT_GZIP_LEVEL,
 };
 use profbridge_testkit::corpus_file;
 
@@ -52,6 +53,23 @@ fn codec(c: &mut Criterion) {
     group.bench_function("encode gzipped", |b| b.iter(|| encode(&profile, &gzip)));
     group.bench_function("drop", |b| {
         b.iter_batched(|| profile.clone(), drop, BatchSize::LargeInput)
+    });
+    // The default level's own deflate against zlib-rs at the same level,
+    // both with state kept between inputs.
+    let mut ours = GzipCompressor::new(DEFAULT_GZIP_LEVEL);
+    let mut gzipped = Vec::new();
+    group.bench_function("gzip level 1", |b| {
+        b.iter(|| ours.compress_into(&raw, &mut gzipped).expect("gzips"))
+    });
+    let mut zlib = flate2::Compress::new(flate2::Compression::fast(), false);
+    group.bench_function("zlib-rs deflate level 1 (baseline)", |b| {
+        b.iter(|| {
+            zlib.reset();
+            gzipped.clear();
+            gzipped.reserve(raw.len());
+            zlib.compress_vec(&raw, &mut gzipped, flate2::FlushCompress::Finish)
+                .expect("deflates")
+        })
     });
     group.finish();
 }
