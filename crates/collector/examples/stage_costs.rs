@@ -9,7 +9,13 @@
 //! spent on; REQUEST=FILE to time an OTLP protobuf request from a file
 //! instead of a generated one; MEMCHECK=1 (MEMCHECK=prost: decoded by prost) to measure the
 //! resident memory of decoded requests and conversions against
-//! `memory_estimate`; DUMP=FILE to write the pprof.
+//! `memory_estimate`; DUMP=FILE to write the pprof; EXPORT_TO=DIR to run
+//! only the pprof file exporter (conversion, encoding, gzip, writing) on
+//! the decoded request ROUNDS times, writing under DIR (for counting its
+//! instructions, allocations or page faults: compare ROUNDS=0), on a batch
+//! validated as the OTLP receivers validate it (UNVALIDATED=1: a batch the
+//! exporter validates), PAUSE_MS=N apart (so that the allocator gives
+//! memory back in between, as it does in a collector at a moderate rate).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)] // A measuring tool.
 
 use std::io::{Read, Write};
@@ -88,6 +94,10 @@ fn main() {
             (rss() - before) / 10.0
         );
         drop(converted);
+        return;
+    }
+    if let Some(dir) = std::env::var_os("EXPORT_TO") {
+        export_only(&encoded, dir.to_str().unwrap(), rounds);
         return;
     }
     let mut totals = [Duration::ZERO; 12];
@@ -198,4 +208,45 @@ fn main() {
             total.as_secs_f64() * 1e3 / f64::from(rounds)
         );
     }
+}
+
+/// The file exporter alone, as a pipeline's exporter runs it.
+fn export_only(encoded: &[u8], dir: &str, rounds: u32) {
+    use profbridge_collector::exporters::file::config::FileExporterConfig;
+    use profbridge_collector::exporters::file::FileExporter;
+    use profbridge_collector::pipeline::Batch;
+
+    let config = FileExporterConfig {
+        path: dir.to_owned(),
+        path_template: Some("{seq}.pb.gz".to_owned()),
+        ..FileExporterConfig::default()
+    };
+    let exporter = FileExporter::new(&config).unwrap();
+    let request = decode_request(encoded).unwrap();
+    let batch = if std::env::var_os("UNVALIDATED").is_some() {
+        Batch::new(request, encoded.len())
+    } else {
+        let validation = validate_request(&request).unwrap();
+        Batch::validated(request, encoded.len(), validation)
+    };
+    let pause = std::env::var("PAUSE_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    let mut busy = Duration::ZERO;
+    for _ in 0..rounds {
+        if let Some(pause) = pause {
+            std::thread::sleep(pause);
+        }
+        let start = Instant::now();
+        let report = exporter.export(&batch).unwrap();
+        for file in report.files {
+            std::fs::remove_file(file).unwrap();
+        }
+        busy += start.elapsed();
+    }
+    println!(
+        "export: {:.3} ms",
+        busy.as_secs_f64() * 1e3 / f64::from(rounds.max(1))
+    );
 }

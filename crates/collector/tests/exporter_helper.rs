@@ -54,7 +54,7 @@ fn batch(seed: u64, profiles: usize) -> Arc<Batch> {
 }
 
 fn seed_of(batch: &Batch) -> u64 {
-    batch.request.resource_profiles[0].scope_profiles[0].profiles[0].time_unix_nano
+    batch.request().resource_profiles[0].scope_profiles[0].profiles[0].time_unix_nano
 }
 
 fn quick_retries() -> RetryConfig {
@@ -212,7 +212,7 @@ async fn a_permanent_failure_is_written_to_the_dead_letter_directory() {
         "{name}"
     );
     let saved = ExportProfilesServiceRequest::decode(std::fs::read(&files[0]).unwrap().as_slice());
-    assert_eq!(saved.unwrap(), failing.request);
+    assert_eq!(saved.unwrap(), *failing.request());
 }
 
 #[tokio::test]
@@ -585,7 +585,7 @@ async fn the_persistent_queue_replays_what_was_never_acknowledged() {
     );
     for expected in &offered {
         let export = restarted.next_export().await;
-        assert_eq!(export.batch.request, expected.request);
+        assert_eq!(export.batch.request(), expected.request());
         assert_eq!(export.batch.received_at, expected.received_at);
         export.reply.send(Ok(())).unwrap();
     }
@@ -763,4 +763,46 @@ fn bad_options_are_reported_at_their_keys() {
         problems("    sending_queue:\n      sizer: requests"),
         ["exporters.file.sending_queue.sizer: unknown key; expected one of enabled, num_consumers, queue_size, max_bytes, on_overflow, block_on_overflow, storage"]
     );
+}
+
+/// The OTLP receivers' intake marks a request as validated only when it
+/// queues exactly the request that passed: one whose invalid profiles it
+/// removed is validated again by the exporters.
+#[tokio::test]
+async fn intake_marks_only_requests_it_queues_unchanged_as_validated() {
+    use profbridge_collector::receivers::otlp::{admit, intake, settle, Outcome};
+    use profbridge_collector::telemetry::ReceiverMetrics;
+
+    let mut harness = start("channel", &helper(queue(1, 4))).await;
+    let pipeline = Pipeline::start(
+        "profiles",
+        Vec::new(),
+        vec![Arc::clone(&harness.exporter)],
+        1 << 30,
+        16,
+    );
+    let pipelines = [pipeline.handle()];
+    let metrics = ReceiverMetrics::new(&harness.registry, "otlp", "grpc");
+
+    let valid = profbridge_testkit::ebpf_like_request(5, 1);
+    let mut partly_invalid = valid.clone();
+    let scope = &mut partly_invalid.resource_profiles[0].scope_profiles[0];
+    let mut broken = scope.profiles[0].clone();
+    broken.samples[0].stack_index = 1 << 30;
+    scope.profiles.push(broken);
+
+    for (request, rejected, validated) in [(valid, 0, true), (partly_invalid, 1, false)] {
+        let size = request.encoded_len();
+        let admission = admit(&pipelines, size, &metrics).unwrap();
+        let decision = intake(request, size, &pipelines, &metrics, admission);
+        let outcome = settle(decision, &metrics).await;
+        assert!(
+            matches!(outcome, Outcome::Accepted { rejected: r, .. } if r == rejected),
+            "{outcome:?}"
+        );
+        let export = harness.next_export().await;
+        assert_eq!(export.batch.validation().is_some(), validated);
+        assert_eq!(export.batch.profile_count(), 1);
+        export.reply.send(Ok(())).unwrap();
+    }
 }

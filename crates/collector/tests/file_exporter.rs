@@ -31,7 +31,8 @@ use profbridge_translate::otlp::{
     ResourceProfiles, Sample, ScopeProfiles, Stack, ValueType,
 };
 use profbridge_translate::{
-    otlp_to_pprof, pprof_to_otlp, PprofInput, ToOtlpOptions, ToPprofOptions,
+    otlp_to_pprof, otlp_to_unassembled_pprof, pprof_to_otlp, validate_request, PprofInput,
+    ToOtlpOptions, ToPprofOptions,
 };
 
 /// 2026-11-21 06:15:00.123 UTC.
@@ -727,6 +728,96 @@ fn io_failures_are_retryable_and_bad_requests_permanent() {
         other => panic!("expected a permanent error, got {other:?}"),
     }
     assert_sane_names(exporter.root());
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+fn validated_batch(request: ExportProfilesServiceRequest) -> Batch {
+    let validation = validate_request(&request).unwrap();
+    Batch::validated(request, 100, validation)
+}
+
+/// The exporter converts in memory it keeps between exports and skips
+/// validating batches a receiver validated; neither changes a byte.
+#[test]
+fn reused_memory_and_validated_batches_write_the_bytes_of_a_fresh_conversion() {
+    let dir = TempDir::new("file-exporter-reuse");
+    let exporter = exporter(dir.path(), FileFormat::Pprof, Some("{seq}.pb.gz"));
+    let tree = profbridge_testkit::profiler_like_request(300, 1);
+    let requests = [
+        tree.clone(),
+        ebpf_like_request(200, 2),
+        small_request(3),
+        corpus_request(&[("large.cpu", "checkout"), ("cppbench.heap", "cart")])
+            .unwrap_or_else(|| small_request(4)),
+        tree,
+    ];
+    for request in requests {
+        let expected: Vec<Vec<u8>> =
+            otlp_to_unassembled_pprof(&request, &ToPprofOptions::default())
+                .unwrap()
+                .profiles
+                .iter()
+                .map(|output| output.profile.encode())
+                .collect();
+        for batch in [batch(request.clone()), validated_batch(request)] {
+            let report = exporter.export(&batch).unwrap();
+            let written: Vec<Vec<u8>> = report
+                .files
+                .iter()
+                .map(|path| gunzip(&std::fs::read(path).unwrap()))
+                .collect();
+            assert!(written == expected, "the bytes written differ");
+        }
+    }
+}
+
+/// A profile whose sample names a stack the dictionary does not have.
+fn with_an_invalid_profile(seed: u64) -> ExportProfilesServiceRequest {
+    let mut request = ebpf_like_request(5, seed);
+    request.resource_profiles[0].scope_profiles[0].profiles[0].samples[0].stack_index = 1 << 30;
+    request
+}
+
+fn permanent_error(exporter: &FileExporter, batch: &Batch) -> String {
+    match exporter.export(batch) {
+        Err(ExportError::Permanent(message)) => message,
+        other => panic!("expected a permanent error, got {other:?}"),
+    }
+}
+
+/// Only a batch that carries the validation of its request as it is skips
+/// validation: any other batch gets the errors a fresh conversion gives.
+#[test]
+fn batches_not_known_valid_are_validated_by_the_exporter() {
+    let dir = TempDir::new("file-exporter-validation");
+    let exporter = exporter(dir.path(), FileFormat::Pprof, None);
+    let mut no_dictionary = ebpf_like_request(5, 11);
+    no_dictionary.dictionary = None;
+    let error = validate_request(&no_dictionary).unwrap_err();
+    let expected = format!("cannot convert to pprof: {error}");
+    assert_eq!(permanent_error(&exporter, &batch(no_dictionary)), expected);
+
+    // Validated, then changed (as a processor changes it).
+    let mut changed = validated_batch(ebpf_like_request(5, 12));
+    changed.request_mut().dictionary = None;
+    assert_eq!(permanent_error(&exporter, &changed), expected);
+
+    let invalid = with_an_invalid_profile(13);
+    let (at, reason) = validate_request(&invalid).unwrap().invalid.remove(0);
+    let expected = format!("cannot convert to pprof: {at:?}: {reason}");
+    assert_eq!(permanent_error(&exporter, &batch(invalid)), expected);
+    let mut changed = validated_batch(ebpf_like_request(5, 13));
+    *changed.request_mut() = with_an_invalid_profile(13);
+    assert_eq!(permanent_error(&exporter, &changed), expected);
+    assert!(files_under(exporter.root()).is_empty());
 }
 
 #[test]

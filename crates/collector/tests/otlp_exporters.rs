@@ -119,7 +119,7 @@ fn assert_all_arrived(sent: &[Batch], received: &[ExportProfilesServiceRequest],
     assert_eq!(received.len(), sent.len(), "{what}: requests written");
     let mut received: Vec<_> = received.iter().map(canonicalize).collect();
     for batch in sent {
-        let expected = canonicalize(&batch.request);
+        let expected = canonicalize(batch.request());
         let at = received
             .iter()
             .position(|r| *r == expected)

@@ -171,14 +171,18 @@ fn content<'a>(
 /// single sample, and its sizes are right.
 fn assert_within(batches: &[Batch], max_size: usize, max_bytes: u64) {
     for (i, batch) in batches.iter().enumerate() {
-        let validated = validate_request(&batch.request)
+        let validated = validate_request(batch.request())
             .unwrap_or_else(|e| panic!("batch {i} has an invalid dictionary: {e}"));
         assert!(
             validated.invalid.is_empty(),
             "batch {i}: {:?}",
             validated.invalid
         );
-        assert_eq!(batch.encoded_size, batch.request.encoded_len(), "batch {i}");
+        assert_eq!(
+            batch.encoded_size,
+            batch.request().encoded_len(),
+            "batch {i}"
+        );
         let samples = batch.sample_count();
         if max_size > 0 {
             assert!(samples <= max_size, "batch {i}: {samples} > {max_size}");
@@ -194,7 +198,7 @@ fn assert_within(batches: &[Batch], max_size: usize, max_bytes: u64) {
 }
 
 fn assert_same_content(inputs: &[ExportProfilesServiceRequest], outputs: &[Batch]) {
-    let outputs: Vec<&ExportProfilesServiceRequest> = outputs.iter().map(|b| &b.request).collect();
+    let outputs: Vec<&ExportProfilesServiceRequest> = outputs.iter().map(|b| b.request()).collect();
     assert_eq!(totals(inputs), totals(outputs.iter().copied()));
     assert!(
         content(inputs) == content(outputs.iter().copied()),
@@ -366,11 +370,11 @@ fn small_requests_merge_until_the_batch_size() {
         out[0].received_at,
         UNIX_EPOCH + Duration::from_millis(1_000)
     );
-    assert_eq!(out[0].request.resource_profiles.len(), 3);
+    assert_eq!(out[0].request().resource_profiles.len(), 3);
     assert!(batcher.is_empty() && batcher.pending_since().is_none());
     assert_within(&out, 0, 0);
     assert_same_content(&inputs, &out);
-    let single = out[0].request.dictionary.as_ref().unwrap();
+    let single = out[0].request().dictionary.as_ref().unwrap();
     let first = inputs[0].dictionary.as_ref().unwrap();
     assert!(
         single.location_table.len() < 2 * first.location_table.len(),
@@ -426,7 +430,7 @@ fn oversized_requests_are_split_by_samples() {
     let locations = input.dictionary.as_ref().unwrap().location_table.len();
     for piece in &out {
         let used = piece
-            .request
+            .request()
             .dictionary
             .as_ref()
             .unwrap()
@@ -499,7 +503,7 @@ fn check_batching(
     assert_within(&out, max_size, max_bytes);
     assert_same_content(inputs, &out);
     assert_eq!(
-        original_payload_bytes(out.iter().map(|b| &b.request)),
+        original_payload_bytes(out.iter().map(|b| b.request())),
         original_payload_bytes(inputs),
         "original payloads are neither lost nor duplicated"
     );
@@ -537,7 +541,7 @@ fn split_pieces_of_a_pprof_keep_its_sample_types_together() {
         assert!(batcher.is_empty());
         splits += out.len() - 1;
         for piece in &out {
-            let profiles = &piece.request.resource_profiles[0].scope_profiles[0].profiles;
+            let profiles = &piece.request().resource_profiles[0].scope_profiles[0].profiles;
             assert_eq!(profiles.len(), types, "every sample type in every piece");
             let rows: Vec<usize> = profiles.iter().map(|p| p.samples.len()).collect();
             assert!(rows.iter().all(|&n| n == rows[0]), "{rows:?}");

@@ -19,7 +19,7 @@ pub use merge::merge_requests;
 pub use otlp_decode::decode_request;
 pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
 pub use to_pprof::{
-    otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofOutput, ToPprofOptions,
-    UnassembledPprof,
+    otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofConverter, PprofOutput,
+    ToPprofOptions, UnassembledPprof,
 };
 pub use validate::{validate_request, OtlpError, ProfileRef, Validated};

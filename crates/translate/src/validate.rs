@@ -42,7 +42,7 @@ pub enum OtlpError {
 }
 
 /// The profiles a request holds that are invalid, each with its reason.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Validated {
     pub invalid: Vec<(ProfileRef, OtlpError)>,
     pub total_profiles: usize,

@@ -23,7 +23,7 @@ use profbridge_translate::otlp::{
 };
 use profbridge_translate::{
     otlp_to_pprof, otlp_to_unassembled_pprof, pprof_to_otlp, validate_request, DictionaryBuilder,
-    PprofInput, ToOtlpOptions, ToPprofOptions,
+    PprofConverter, PprofInput, ToOtlpOptions, ToPprofOptions,
 };
 
 const FRAME_TYPES: [&str; 6] = ["native", "kernel", "cpython", "jvm", "go", "dotnet"];
@@ -372,6 +372,34 @@ proptest! {
             let bytes = fast.profile.encode();
             prop_assert_eq!(&bytes, &slow.profile.encode_to_vec());
             prop_assert_eq!(&fast.profile.assemble(), &slow.profile);
+        }
+    }
+
+    /// A converter reuses the memory of the pprofs it was given back; what
+    /// it converts next is exactly what a fresh conversion gives.
+    #[test]
+    fn a_reused_converter_converts_like_a_fresh_one(
+        seed in any::<u64>(),
+        other_seed in any::<u64>(),
+        size in 0usize..25,
+        other_size in 0usize..25,
+        aggregate_timestamps in any::<bool>(),
+    ) {
+        let options = ToPprofOptions { aggregate_timestamps, ..ToPprofOptions::default() };
+        let mut converter = PprofConverter::new(options.clone());
+        let mut encoded = Vec::new();
+        for (seed, size) in [(other_seed, other_size), (seed, size), (other_seed, other_size)] {
+            let request = random_request(seed, size);
+            let fresh = otlp_to_unassembled_pprof(&request, &options).unwrap();
+            let reused = converter.convert(&request).unwrap();
+            prop_assert_eq!(&reused.rejected, &fresh.rejected);
+            prop_assert_eq!(reused.profiles.len(), fresh.profiles.len());
+            for (mine, theirs) in reused.profiles.iter().zip(&fresh.profiles) {
+                prop_assert_eq!(&mine.profile.head, &theirs.profile.head);
+                converter.encode_into(&mine.profile, &mut encoded);
+                prop_assert_eq!(&encoded, &theirs.profile.encode());
+            }
+            converter.recycle(reused);
         }
     }
 }

@@ -64,7 +64,7 @@ pub(super) fn run(
             match &mut stage.processor {
                 Processor::Resource(resource) => {
                     let mut batch = owned(item.batch);
-                    resource.process(&mut batch.request);
+                    resource.process(batch.request_mut());
                     out.push(InFlight {
                         batch: Arc::new(batch),
                         ..item

@@ -1,48 +1,35 @@
 //! Builds one pprof from a group of OTLP profiles.
 
-use std::hash::{Hash, Hasher};
+mod buffers;
+mod tables;
 
-use hashbrown::HashTable;
-use rustc_hash::FxHasher;
-
-use profbridge_pprof::{
-    Function, Label, Line, Location, Mapping, Profile as Pprof, StringInterner, ValueType,
-};
+use profbridge_pprof::{Label, Line, Mapping, Profile as Pprof, StringInterner, ValueType};
 
 use super::labels::{attribute_labels, LabelOut};
-use super::rows::{collect_rows, Row, Rows};
+use super::rows::{collect_rows, Row};
 use super::samples::Samples;
 use super::{profile_attributes, string_at, ToPprofOptions};
 use crate::keys::{
     ATTR_TYPES_LABEL, BUILD_ID_GNU, BUILD_ID_GO, BUILD_ID_HTLHASH, COMMENT, DEFAULT_SAMPLE_TYPE,
-    DOC_URL, DROP_FRAMES, FRAME_TYPE, FRAME_TYPES_LABEL, IS_FOLDED, KEEP_FRAMES, MAPPING_FLAGS,
-    SAMPLE_TYPE_ORDER, SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
+    DOC_URL, DROP_FRAMES, FRAME_TYPES_LABEL, KEEP_FRAMES, MAPPING_FLAGS, SAMPLE_TYPE_ORDER,
+    SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
 };
 use crate::otlp::{any_value, resolve_strings, AnyValue, KeyValue, Profile, ProfilesDictionary};
 use crate::reserved::{attr_types, frame_types, hex};
+pub(super) use buffers::GroupBuffers;
+use tables::Tables;
 
-/// The pprof of a group: the profile without its samples, and the samples.
+/// The pprof of a group: the profile without its samples, and the samples,
+/// built in `buffers`' memory.
 pub(super) fn pprof_of_group(
     group: &[&Profile],
     dictionary: &ProfilesDictionary,
     scope_attributes: &[KeyValue],
     copied: &[&KeyValue],
     options: &ToPprofOptions,
+    buffers: &mut GroupBuffers,
 ) -> (Pprof, Samples) {
-    let mut builder = Builder {
-        d: dictionary,
-        strings: StringInterner::new(),
-        interned: vec![None; dictionary.string_table.len()],
-        out: Pprof::default(),
-        samples: Samples::default(),
-        attributes: std::iter::repeat_with(|| None)
-            .take(dictionary.attribute_table.len())
-            .collect(),
-        stacks: vec![None; dictionary.stack_table.len()],
-        links: vec![None; dictionary.link_table.len()],
-        keys: Vec::new(),
-        frame_types_text: String::new(),
-    };
+    let mut builder = Builder::new(dictionary, buffers);
     let typed = group.iter().any(|p| p.sample_type.is_some());
     let width = if typed { group.len() } else { 0 };
     let perm = sample_type_order(scope_attributes, width);
@@ -73,14 +60,16 @@ pub(super) fn pprof_of_group(
     if let Some(first) = group.first() {
         builder.profile_fields(first);
     }
-    let mut rows = collect_rows(&columns, width, options.aggregate_timestamps);
-    let tables = builder.tables(&rows);
-    builder.samples = Samples::for_rows(&mut rows, width);
+    let spare_rows = std::mem::take(&mut buffers.rows);
+    let mut rows = collect_rows(&columns, width, options.aggregate_timestamps, spare_rows);
+    builder.tables(&rows, &mut buffers.tables, &mut buffers.reach);
+    let spare_samples = std::mem::take(&mut buffers.samples);
+    builder.samples = Samples::for_rows(&mut rows, width, spare_samples);
     for row in &rows.rows {
-        builder.row(row, rows.attributes(row), &tables, copied);
+        builder.row(row, rows.attributes(row), &buffers.tables, copied);
     }
-    builder.out.string_table = builder.strings.into_table();
-    (builder.out, builder.samples)
+    buffers.rows = rows;
+    builder.finish(buffers)
 }
 
 /// pprof index of each OTLP profile: `pprof.scope.sample_type_order` when
@@ -128,33 +117,6 @@ fn scope_string(attributes: &[KeyValue], key: &str) -> Option<String> {
     })
 }
 
-/// Per OTLP location index: the pprof location id (0 when the rows do not
-/// reach it) and its frame type, an index into `escaped_frame_types`: the
-/// names as `profile.frame.types` items spell them.
-struct Tables {
-    location_ids: Vec<u64>,
-    frame_types: Vec<Option<usize>>,
-    escaped_frame_types: Vec<String>,
-}
-
-impl Tables {
-    /// The pprof location id and frame type (an index into
-    /// `escaped_frame_types`) of OTLP location `index`.
-    fn location(&self, index: i32) -> (u64, Option<usize>) {
-        let Ok(index) = usize::try_from(index) else {
-            return (0, None);
-        };
-        let id = self.location_ids.get(index).copied().unwrap_or(0);
-        (id, self.frame_types.get(index).copied().flatten())
-    }
-
-    fn escaped_frame_type(&self, frame_type: usize) -> &str {
-        self.escaped_frame_types
-            .get(frame_type)
-            .map_or("", String::as_str)
-    }
-}
-
 /// The labels an attribute becomes, interned once per pprof.
 struct AttributeLabels<'d> {
     key: &'d str,
@@ -187,9 +149,54 @@ struct Builder<'d> {
     keys: Vec<&'d str>,
     /// The `profile.frame.types` value of the stack being built.
     frame_types_text: String,
+    /// Emptied line vectors for new locations, the next to use last.
+    spare_lines: Vec<Vec<Line>>,
 }
 
 impl<'d> Builder<'d> {
+    /// A builder working in `buffers`' memory, which [`Builder::finish`]
+    /// gives back.
+    fn new(d: &'d ProfilesDictionary, buffers: &mut GroupBuffers) -> Self {
+        let mut strings = std::mem::take(&mut buffers.strings);
+        strings.restart(Vec::new());
+        let mut out = Pprof {
+            location: std::mem::take(&mut buffers.locations),
+            function: std::mem::take(&mut buffers.functions),
+            mapping: std::mem::take(&mut buffers.mappings),
+            ..Pprof::default()
+        };
+        out.location.clear();
+        out.function.clear();
+        out.mapping.clear();
+        Self {
+            d,
+            strings,
+            interned: nones(std::mem::take(&mut buffers.interned), d.string_table.len()),
+            out,
+            samples: Samples::default(),
+            attributes: std::iter::repeat_with(|| None)
+                .take(d.attribute_table.len())
+                .collect(),
+            stacks: nones(std::mem::take(&mut buffers.stacks), d.stack_table.len()),
+            links: nones(std::mem::take(&mut buffers.links), d.link_table.len()),
+            keys: Vec::new(),
+            frame_types_text: String::new(),
+            spare_lines: std::mem::take(&mut buffers.spare_lines),
+        }
+    }
+
+    /// The pprof without its samples, and the samples; the working memory
+    /// goes back to `buffers`.
+    fn finish(mut self, buffers: &mut GroupBuffers) -> (Pprof, Samples) {
+        self.out.string_table = self.strings.take_table();
+        buffers.strings = self.strings;
+        buffers.interned = self.interned;
+        buffers.stacks = self.stacks;
+        buffers.links = self.links;
+        buffers.spare_lines = self.spare_lines;
+        (self.out, self.samples)
+    }
+
     fn text(&self, index: i32) -> &'d str {
         string_at(&self.d.string_table, index)
     }
@@ -267,121 +274,6 @@ impl<'d> Builder<'d> {
                 _ => {}
             }
         }
-    }
-
-    /// Locations, functions and mappings the rows reach, each table in
-    /// dictionary order; OTLP locations that differ only in frame type are
-    /// one pprof location.
-    fn tables(&mut self, rows: &Rows) -> Tables {
-        let location_count = self.d.location_table.len();
-        let mut reached = vec![false; location_count];
-        for row in &rows.rows {
-            let stack = usize::try_from(row.stack)
-                .ok()
-                .and_then(|s| self.d.stack_table.get(s));
-            for &index in stack.map_or(&[][..], |s| &s.location_indices[..]) {
-                if let Some(slot) = usize::try_from(index).ok().and_then(|i| reached.get_mut(i)) {
-                    *slot = true;
-                }
-            }
-        }
-        let location_indices: Vec<usize> = reached
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &r)| r.then_some(i))
-            .collect();
-        let otlp_location = |i: usize| self.d.location_table.get(i);
-
-        let mut function_reached = vec![false; self.d.function_table.len()];
-        let mut mapping_reached = vec![false; self.d.mapping_table.len()];
-        for location in location_indices.iter().filter_map(|&i| otlp_location(i)) {
-            for line in &location.lines {
-                mark(&mut function_reached, line.function_index);
-            }
-            if location.mapping_index != 0 {
-                mark(&mut mapping_reached, location.mapping_index);
-            }
-        }
-        let function_indices = reached_indices(&function_reached);
-        let mapping_indices = reached_indices(&mapping_reached);
-
-        let function_ids = ids_by_index(&function_indices, self.d.function_table.len());
-        self.out.function.reserve_exact(function_indices.len());
-        self.out.mapping.reserve_exact(mapping_indices.len());
-        self.out.location.reserve_exact(location_indices.len());
-        for (&index, id) in function_indices.iter().zip(1u64..) {
-            let Some(f) = usize::try_from(index)
-                .ok()
-                .and_then(|i| self.d.function_table.get(i))
-            else {
-                continue;
-            };
-            let function = Function {
-                id,
-                name: self.intern_text(f.name_strindex),
-                system_name: self.intern_text(f.system_name_strindex),
-                filename: self.intern_text(f.filename_strindex),
-                start_line: f.start_line,
-            };
-            self.out.function.push(function);
-        }
-        let mapping_ids = ids_by_index(&mapping_indices, self.d.mapping_table.len());
-        for (&index, id) in mapping_indices.iter().zip(1u64..) {
-            let m = usize::try_from(index)
-                .ok()
-                .and_then(|i| self.d.mapping_table.get(i))
-                .cloned()
-                .unwrap_or_default();
-            let mapping = self.mapping(id, &m);
-            self.out.mapping.push(mapping);
-        }
-
-        let mut tables = Tables {
-            location_ids: vec![0; location_count],
-            frame_types: vec![None; location_count],
-            escaped_frame_types: Vec::new(),
-        };
-        let mut location_attributes = LocationAttributes(vec![None; self.d.attribute_table.len()]);
-        let mut by_content = LocationsByContent(HashTable::with_capacity(location_indices.len()));
-        for &index in &location_indices {
-            let Some(l) = otlp_location(index) else {
-                continue;
-            };
-            let mut is_folded = false;
-            let mut frame_type = None;
-            for &a in &l.attribute_indices {
-                match location_attributes.get(self, a, &mut tables.escaped_frame_types) {
-                    LocationAttribute::Folded(folded) => is_folded = folded,
-                    LocationAttribute::FrameType(id) => frame_type = Some(id),
-                    LocationAttribute::Other => {}
-                }
-            }
-            let lines: Vec<Line> = l
-                .lines
-                .iter()
-                .map(|line| Line {
-                    function_id: id_at(&function_ids, line.function_index),
-                    line: line.line,
-                    column: line.column,
-                })
-                .collect();
-            let mapping_id = id_at(&mapping_ids, l.mapping_index);
-            let location = Location {
-                id: self.out.location.len() as u64 + 1,
-                mapping_id,
-                address: l.address,
-                line: lines,
-                is_folded,
-            };
-            let id = by_content.id_of(location, &mut self.out.location);
-            if let Some(slot) = tables.location_ids.get_mut(index) {
-                *slot = id;
-            }
-            if let Some(slot) = tables.frame_types.get_mut(index) {
-                *slot = frame_type;
-            }
-        }
-        tables
     }
 
     fn mapping(&mut self, id: u64, m: &crate::otlp::Mapping) -> Mapping {
@@ -568,132 +460,9 @@ impl<'d> Builder<'d> {
     }
 }
 
-/// Marks table index `index` as reached; out-of-range indexes (which
-/// validation rejects) are ignored.
-fn mark(reached: &mut [bool], index: i32) {
-    if let Some(slot) = usize::try_from(index).ok().and_then(|i| reached.get_mut(i)) {
-        *slot = true;
-    }
-}
-
-/// The reached indexes, in table order.
-fn reached_indices(reached: &[bool]) -> Vec<i32> {
-    reached
-        .iter()
-        .enumerate()
-        .filter(|(_, &r)| r)
-        .filter_map(|(i, _)| i32::try_from(i).ok())
-        .collect()
-}
-
-/// pprof ids by dictionary index: `reached` (in table order) get 1, 2, …;
-/// the rest 0.
-fn ids_by_index(reached: &[i32], table_len: usize) -> Vec<u64> {
-    let mut ids = vec![0; table_len];
-    for (&index, id) in reached.iter().zip(1u64..) {
-        if let Some(slot) = usize::try_from(index).ok().and_then(|i| ids.get_mut(i)) {
-            *slot = id;
-        }
-    }
-    ids
-}
-
-fn id_at(ids: &[u64], index: i32) -> u64 {
-    usize::try_from(index)
-        .ok()
-        .and_then(|i| ids.get(i))
-        .copied()
-        .unwrap_or(0)
-}
-
-/// What a location attribute means for pprof.
-#[derive(Debug, Clone, Copy)]
-enum LocationAttribute {
-    Folded(bool),
-    /// An index into `Tables::escaped_frame_types`.
-    FrameType(usize),
-    Other,
-}
-
-/// [`LocationAttribute`]s by attribute index, worked out once each:
-/// thousands of locations share a handful of attributes.
-struct LocationAttributes(Vec<Option<LocationAttribute>>);
-
-impl LocationAttributes {
-    fn get(
-        &mut self,
-        builder: &Builder<'_>,
-        index: i32,
-        escaped_frame_types: &mut Vec<String>,
-    ) -> LocationAttribute {
-        let slot = usize::try_from(index).ok().and_then(|i| self.0.get_mut(i));
-        if let Some(Some(known)) = slot.as_deref() {
-            return *known;
-        }
-        let meaning = match builder.attribute(index) {
-            Some((IS_FOLDED, value, _)) => LocationAttribute::Folded(matches!(
-                value.value,
-                Some(any_value::Value::BoolValue(true))
-            )),
-            Some((FRAME_TYPE, value, _)) => match value.value {
-                Some(any_value::Value::StringValue(name)) => {
-                    let name = frame_types::escape(&name);
-                    let id = match escaped_frame_types.iter().position(|n| *n == name) {
-                        Some(known) => known,
-                        None => {
-                            escaped_frame_types.push(name);
-                            escaped_frame_types.len() - 1
-                        }
-                    };
-                    LocationAttribute::FrameType(id)
-                }
-                _ => LocationAttribute::Other,
-            },
-            _ => LocationAttribute::Other,
-        };
-        if let Some(slot) = slot {
-            *slot = Some(meaning);
-        }
-        meaning
-    }
-}
-
-/// pprof locations by their content, so that OTLP locations that differ
-/// only in what pprof does not keep (their frame type) become one.
-struct LocationsByContent(HashTable<usize>);
-
-impl LocationsByContent {
-    fn hash(location: &Location) -> u64 {
-        let mut hasher = FxHasher::default();
-        (location.mapping_id, location.address, location.is_folded).hash(&mut hasher);
-        for line in &location.line {
-            (line.function_id, line.line, line.column).hash(&mut hasher);
-        }
-        hasher.finish()
-    }
-
-    fn same(a: &Location, b: &Location) -> bool {
-        (a.mapping_id, a.address, a.is_folded) == (b.mapping_id, b.address, b.is_folded)
-            && a.line == b.line
-    }
-
-    /// The id of the location in `locations` with `location`'s content,
-    /// adding it (with its id) when there is none.
-    fn id_of(&mut self, location: Location, locations: &mut Vec<Location>) -> u64 {
-        let hash = Self::hash(&location);
-        let found = self.0.find(hash, |&i| {
-            locations
-                .get(i)
-                .is_some_and(|known| Self::same(known, &location))
-        });
-        if let Some(known) = found.and_then(|&i| locations.get(i)) {
-            return known.id;
-        }
-        let id = location.id;
-        locations.push(location);
-        self.0.insert_unique(hash, locations.len() - 1, |&i| {
-            locations.get(i).map_or(0, Self::hash)
-        });
-        id
-    }
+/// `vector`, emptied, with `len` times `None`.
+fn nones<T>(mut vector: Vec<Option<T>>, len: usize) -> Vec<Option<T>> {
+    vector.clear();
+    vector.resize_with(len, || None);
+    vector
 }

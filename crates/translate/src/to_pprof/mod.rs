@@ -1,18 +1,21 @@
 //! OTLP → pprof, as docs/mapping.md specifies.
 
 mod build;
+mod converter;
 mod labels;
 mod rows;
 mod samples;
 
 use profbridge_pprof::Profile as Pprof;
 
+pub use converter::PprofConverter;
+
 use crate::keys::{COMMENT, DOC_URL, DROP_FRAMES, KEEP_FRAMES};
 use crate::otlp::{
     resolve_strings, AnyValue, ExportProfilesServiceRequest, InstrumentationScope, KeyValue,
     Profile, ProfilesDictionary,
 };
-use crate::validate::{validate_request, OtlpError, ProfileRef};
+use crate::validate::{OtlpError, ProfileRef};
 
 #[derive(Debug, Clone, Default)]
 pub struct ToPprofOptions {
@@ -67,7 +70,8 @@ impl UnassembledPprof {
     /// Replaces the contents of `out` with the profile as protobuf, reusing
     /// its allocation.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        self.samples.encode_with(&self.head, out);
+        let mut fields = samples::SampleFields::default();
+        self.samples.encode_with(&self.head, out, &mut fields);
     }
 
     pub fn assemble(self) -> Pprof {
@@ -109,68 +113,13 @@ pub fn otlp_to_pprof(
 }
 
 /// [`otlp_to_pprof`] for callers that encode the pprofs and nothing else.
+/// [`PprofConverter`] does the same for one request after another, reusing
+/// its memory.
 pub fn otlp_to_unassembled_pprof(
     request: &ExportProfilesServiceRequest,
     options: &ToPprofOptions,
 ) -> Result<OtlpToPprof<UnassembledPprof>, OtlpError> {
-    let validated = validate_request(request)?;
-    let mut out = OtlpToPprof {
-        profiles: Vec::new(),
-        rejected: validated.invalid.clone(),
-    };
-    let Some(dictionary) = request.dictionary.as_ref() else {
-        return Ok(out);
-    };
-    for (r, resource) in request.resource_profiles.iter().enumerate() {
-        let resource_attributes = resolve_key_values(
-            resource
-                .resource
-                .as_ref()
-                .map_or(&[][..], |res| &res.attributes[..]),
-            dictionary,
-        );
-        for (s, scope) in resource.scope_profiles.iter().enumerate() {
-            let instrumentation_scope = scope.scope.as_ref().map(|sc| InstrumentationScope {
-                attributes: resolve_key_values(&sc.attributes, dictionary),
-                ..sc.clone()
-            });
-            let valid: Vec<&Profile> = scope
-                .profiles
-                .iter()
-                .enumerate()
-                .filter(|(p, _)| {
-                    validated.is_valid(ProfileRef {
-                        resource: r,
-                        scope: s,
-                        profile: *p,
-                    })
-                })
-                .map(|(_, profile)| profile)
-                .collect();
-            let scope_attributes = instrumentation_scope
-                .as_ref()
-                .map_or(&[][..], |sc| &sc.attributes[..]);
-            let mut copied: Vec<&KeyValue> = Vec::new();
-            if options.resource_labels {
-                copied.extend(&resource_attributes);
-            }
-            if options.scope_labels {
-                copied.extend(scope_attributes);
-            }
-            for group in group_profiles(&valid, dictionary) {
-                let (head, samples) =
-                    build::pprof_of_group(&group, dictionary, scope_attributes, &copied, options);
-                out.profiles.push(PprofOutput {
-                    profile: UnassembledPprof { head, samples },
-                    resource: r,
-                    scope: s,
-                    resource_attributes: resource_attributes.clone(),
-                    instrumentation_scope: instrumentation_scope.clone(),
-                });
-            }
-        }
-    }
-    Ok(out)
+    PprofConverter::new(options.clone()).convert(request)
 }
 
 fn resolve_key_values(values: &[KeyValue], dictionary: &ProfilesDictionary) -> Vec<KeyValue> {

@@ -38,13 +38,29 @@ impl Rows {
         self.attributes_in(&row.attributes)
     }
 
-    fn with_capacity(samples: usize, observations: usize, width: usize) -> Self {
-        Self {
-            rows: Vec::with_capacity(samples),
-            attributes: Vec::with_capacity(samples),
-            values: Vec::with_capacity(observations.max(samples) * width),
-            timestamps: Vec::with_capacity(observations),
-        }
+    /// Empties the rows, keeping their memory for the next
+    /// [`collect_rows`].
+    pub fn clear(&mut self) {
+        self.rows.clear();
+        self.attributes.clear();
+        self.values.clear();
+        self.timestamps.clear();
+    }
+
+    /// The bytes the rows hold allocated.
+    pub fn capacity_bytes(&self) -> usize {
+        self.rows.capacity() * size_of::<Row>()
+            + self.attributes.capacity() * size_of::<i32>()
+            + self.values.capacity() * size_of::<i64>()
+            + self.timestamps.capacity() * size_of::<u64>()
+    }
+
+    /// Room for `samples` rows of `observations` timestamps in all.
+    fn reserve(&mut self, samples: usize, observations: usize, width: usize) {
+        self.rows.reserve(samples);
+        self.attributes.reserve(samples);
+        self.values.reserve(observations.max(samples) * width);
+        self.timestamps.reserve(observations);
     }
 
     /// Copies a sample's attribute indexes in, sorted.
@@ -92,14 +108,16 @@ struct MergedRow {
 }
 
 /// `columns` pairs each profile with its pprof column (`None` when the
-/// pprof has no sample types).
+/// pprof has no sample types). The rows are built in `spare`'s memory.
 pub(super) fn collect_rows(
     columns: &[(&Profile, Option<usize>)],
     width: usize,
     aggregate_timestamps: bool,
+    mut spare: Rows,
 ) -> Rows {
+    spare.clear();
     if let [(profile, column)] = columns {
-        return rows_of_one_profile(profile, *column, width, aggregate_timestamps);
+        return rows_of_one_profile(profile, *column, width, aggregate_timestamps, spare);
     }
     let mut rows: Vec<MergedRow> = Vec::new();
     let mut index: FxHashMap<(Identity, Option<usize>), usize> = FxHashMap::default();
@@ -141,12 +159,11 @@ pub(super) fn collect_rows(
             }
         }
     }
-    flatten(rows)
+    flatten(rows, spare)
 }
 
-/// Merged rows in the shared vectors of [`Rows`].
-fn flatten(merged: Vec<MergedRow>) -> Rows {
-    let mut rows = Rows::default();
+/// Merged rows in the shared vectors of [`Rows`] (`rows`, empty).
+fn flatten(merged: Vec<MergedRow>, mut rows: Rows) -> Rows {
     for row in merged {
         let (stack, attributes, link) = row.identity;
         let attributes_start = rows.attributes.len();
@@ -189,6 +206,7 @@ fn rows_of_one_profile(
     column: Option<usize>,
     width: usize,
     aggregate_timestamps: bool,
+    mut rows: Rows,
 ) -> Rows {
     let observations = if aggregate_timestamps {
         0
@@ -199,7 +217,7 @@ fn rows_of_one_profile(
             .map(|s| s.timestamps_unix_nano.len())
             .sum()
     };
-    let mut rows = Rows::with_capacity(profile.samples.len(), observations, width);
+    rows.reserve(profile.samples.len(), observations, width);
     let mut untimed: HashTable<usize> = HashTable::new();
     for sample in &profile.samples {
         let attributes = rows.push_attributes(sample);

@@ -52,17 +52,36 @@ struct SampleRow {
 }
 
 impl Samples {
-    /// Samples for `rows`, whose values and timestamps they take over;
-    /// [`Samples::push_row`] then adds each row.
-    pub fn for_rows(rows: &mut Rows, width: usize) -> Self {
-        Self {
-            rows: Vec::with_capacity(rows.rows.len()),
-            labels: Vec::with_capacity(rows.rows.len() * 2),
-            values: std::mem::take(&mut rows.values),
-            timestamps: std::mem::take(&mut rows.timestamps),
+    /// Samples for `rows`, in `spare`'s memory; they take over the rows'
+    /// values and timestamps, and leave `rows` spare's emptied vectors for
+    /// them. [`Samples::push_row`] then adds each row.
+    pub fn for_rows(rows: &mut Rows, width: usize, spare: Self) -> Self {
+        let mut samples = Self {
             width,
-            ..Self::default()
-        }
+            timestamp_key: 0,
+            ..spare
+        };
+        samples.location_ids.clear();
+        samples.stacks.clear();
+        samples.labels.clear();
+        samples.rows.clear();
+        samples.values.clear();
+        samples.timestamps.clear();
+        std::mem::swap(&mut samples.values, &mut rows.values);
+        std::mem::swap(&mut samples.timestamps, &mut rows.timestamps);
+        samples.rows.reserve(rows.rows.len());
+        samples.labels.reserve(rows.rows.len() * 2);
+        samples
+    }
+
+    /// The bytes these samples hold allocated.
+    pub fn capacity_bytes(&self) -> usize {
+        self.location_ids.capacity() * size_of::<u64>()
+            + self.stacks.capacity() * size_of::<Range<usize>>()
+            + self.labels.capacity() * size_of::<Label>()
+            + self.rows.capacity() * size_of::<SampleRow>()
+            + self.values.capacity() * size_of::<i64>()
+            + self.timestamps.capacity() * size_of::<u64>()
     }
 
     /// Adds a distinct stack's location ids; returns its handle for
@@ -181,29 +200,31 @@ impl Samples {
 
     /// Replaces `out`'s contents with `head` (a profile without samples)
     /// with these samples, as protobuf: byte for byte what prost writes
-    /// for the spelled-out profile.
-    pub fn encode_with(&self, head: &Pprof, out: &mut Vec<u8>) {
+    /// for the spelled-out profile. `fields` is working memory.
+    pub fn encode_with(&self, head: &Pprof, out: &mut Vec<u8>, fields: &mut SampleFields) {
+        let SampleFields { stacks, labels } = fields;
         // Location ids take about two bytes each.
         let stack_bytes = 2 * self.location_ids.len() + 4 * self.stacks.len();
-        let stacks = EncodedFields::of(self.stacks.iter(), stack_bytes, |range, out| {
+        stacks.fill(self.stacks.iter(), stack_bytes, |range, out| {
             let ids = self.location_ids.get(range.clone()).unwrap_or_default();
             put_packed(out, SAMPLE_LOCATION_ID, ids.iter().copied());
         });
         let label_bytes = 8 * self.labels.len();
-        let labels = EncodedFields::of(self.rows.iter(), label_bytes, |row, out| {
+        labels.fill(self.rows.iter(), label_bytes, |row, out| {
             for label in self.row_labels(row) {
                 put_label(out, label);
             }
         });
+        let (stacks, labels) = (&*stacks, &*labels);
 
         let mut sample_bytes = 0;
-        self.for_each_sample(&stacks, &labels, |parts| {
+        self.for_each_sample(stacks, labels, |parts| {
             sample_bytes += field_len(parts.len());
         });
         out.clear();
         out.reserve((head.sample_type.len() * 24) + sample_bytes + after_samples_len_bound(head));
         write_sample_types(head, out);
-        self.for_each_sample(&stacks, &labels, |parts| {
+        self.for_each_sample(stacks, labels, |parts| {
             out.push(PROFILE_SAMPLE_TAG);
             put_varint(out, parts.len() as u64);
             out.extend_from_slice(parts.stack);
@@ -238,28 +259,50 @@ impl Samples {
     }
 }
 
+/// What encoding samples writes once and copies into every sample: each
+/// stack's location ids and each row's labels, as protobuf fields. Kept
+/// between encodings for its memory.
+#[derive(Debug, Default)]
+pub(super) struct SampleFields {
+    stacks: EncodedFields,
+    labels: EncodedFields,
+}
+
+impl SampleFields {
+    /// The bytes these fields hold allocated.
+    pub fn capacity_bytes(&self) -> usize {
+        self.stacks.capacity_bytes() + self.labels.capacity_bytes()
+    }
+}
+
 /// Protobuf fields written once per item (a stack, a row), back to back.
+#[derive(Debug, Default)]
 struct EncodedFields {
     bytes: Vec<u8>,
     ends: Vec<usize>,
 }
 
 impl EncodedFields {
-    /// `capacity`: about how many bytes they take.
-    fn of<T>(
+    /// Replaces the fields with `write`'s for each of `items`; `capacity`:
+    /// about how many bytes they take.
+    fn fill<T>(
+        &mut self,
         items: impl ExactSizeIterator<Item = T>,
         capacity: usize,
         mut write: impl FnMut(T, &mut Vec<u8>),
-    ) -> Self {
-        let mut fields = Self {
-            bytes: Vec::with_capacity(capacity),
-            ends: Vec::with_capacity(items.len()),
-        };
+    ) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.bytes.reserve(capacity);
+        self.ends.reserve(items.len());
         for item in items {
-            write(item, &mut fields.bytes);
-            fields.ends.push(fields.bytes.len());
+            write(item, &mut self.bytes);
+            self.ends.push(self.bytes.len());
         }
-        fields
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        self.bytes.capacity() + self.ends.capacity() * std::mem::size_of::<usize>()
     }
 
     fn get(&self, item: usize) -> &[u8] {

@@ -15,7 +15,7 @@ use crate::pipeline::Batch;
 /// it has timestamps only. Text from the request is escaped, so a line
 /// stays one line.
 pub fn summarize(batch: &Batch, verbosity: Verbosity) -> Vec<String> {
-    let request = &batch.request;
+    let request = batch.request();
     let mut lines = vec![format!(
         "profiles request: {} resources, {} profiles, {} samples, {} bytes",
         request.resource_profiles.len(),

@@ -37,14 +37,14 @@ use std::sync::{Mutex, PoisonError};
 
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::KeyValue;
-use profbridge_translate::{otlp_to_unassembled_pprof, ToPprofOptions};
+use profbridge_translate::{OtlpToPprof, UnassembledPprof};
 use prost::Message;
 
 pub(crate) use attributes::{attribute_text, resource_attributes, sample_type};
 use config::{FileExporterConfig, FileFormat};
 use retention::RetentionSweeper;
 pub use retention::SWEEP_EVERY_EXPORTS;
-use scratch::ScratchPool;
+use scratch::{Scratch, ScratchPool};
 pub use template::PathTemplate;
 pub use timestamp::utc_timestamp;
 use write::FileWriter;
@@ -155,8 +155,37 @@ impl FileExporter {
     }
 
     fn export_pprof(&self, batch: &Batch) -> Result<ExportReport, ExportError> {
-        let converted = otlp_to_unassembled_pprof(&batch.request, &ToPprofOptions::default())
-            .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?;
+        let mut scratch = self.scratch.take();
+        let converted = match batch.validation() {
+            Some(validation) => Ok(scratch
+                .converter
+                .convert_validated(batch.request(), validation)),
+            None => scratch.converter.convert(batch.request()).map_err(|error| {
+                ExportError::Permanent(format!("cannot convert to pprof: {error}"))
+            }),
+        };
+        let converted = match converted {
+            Ok(converted) => converted,
+            Err(error) => {
+                self.scratch.give_back(scratch);
+                return Err(error);
+            }
+        };
+        let written = self.write_pprofs(batch, &converted, &mut scratch);
+        scratch.converter.recycle(converted);
+        // A compressor that failed halfway is not used again.
+        if written.is_ok() {
+            self.scratch.give_back(scratch);
+        }
+        written
+    }
+
+    fn write_pprofs(
+        &self,
+        batch: &Batch,
+        converted: &OtlpToPprof<UnassembledPprof>,
+        scratch: &mut Scratch,
+    ) -> Result<ExportReport, ExportError> {
         if let Some((profile, error)) = converted.rejected.first() {
             if converted.profiles.is_empty() {
                 return Err(ExportError::Permanent(format!(
@@ -171,7 +200,6 @@ impl FileExporter {
         }
         let time = utc_timestamp(batch.received_at);
         let mut files = Vec::with_capacity(converted.profiles.len());
-        let mut scratch = self.scratch.take();
         for output in &converted.profiles {
             let profile_type =
                 attributes::pprof_sample_type(&output.profile.head).unwrap_or_default();
@@ -181,7 +209,9 @@ impl FileExporter {
                 time: &time,
                 seq: self.next_seq(),
             })?;
-            output.profile.encode_into(&mut scratch.encoded);
+            scratch
+                .converter
+                .encode_into(&output.profile, &mut scratch.encoded);
             scratch
                 .compressor
                 .compress_into(&scratch.encoded, &mut scratch.gzipped)
@@ -191,7 +221,6 @@ impl FileExporter {
                 .map_err(|error| io_error("writing", &path, &error))?;
             files.push(path);
         }
-        self.scratch.give_back(scratch);
         Ok(ExportReport {
             profiles: files.len(),
             files,
@@ -203,7 +232,7 @@ impl FileExporter {
             return Ok(ExportReport::default());
         };
         self.writer
-            .write_atomically(&path, &batch.request.encode_to_vec())
+            .write_atomically(&path, &batch.request().encode_to_vec())
             .map_err(|error| io_error("writing", &path, &error))?;
         Ok(ExportReport {
             files: vec![path],
@@ -215,7 +244,7 @@ impl FileExporter {
         let Some(path) = self.request_path(batch)? else {
             return Ok(ExportReport::default());
         };
-        let line = request_to_json_string(&batch.request);
+        let line = request_to_json_string(batch.request());
         {
             let _appending = self
                 .append_lock
@@ -236,9 +265,9 @@ impl FileExporter {
         if batch.profile_count() == 0 {
             return Ok(None);
         }
-        let profile_type = attributes::first_sample_type(&batch.request)
+        let profile_type = attributes::first_sample_type(batch.request())
             .unwrap_or_else(|| NO_PROFILE_TYPE.to_owned());
-        let resource_attributes = attributes::first_resource_attributes(&batch.request);
+        let resource_attributes = attributes::first_resource_attributes(batch.request());
         self.path_for(&TemplateValues {
             resource_attributes: &resource_attributes,
             profile_type: &profile_type,

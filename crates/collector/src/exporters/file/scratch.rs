@@ -1,22 +1,35 @@
-//! Compressors and output buffers that pprof exports reuse. A fresh gzip
-//! state and megabyte buffers for every request cost allocation, page
-//! faults and zeroing each time.
+//! Converters, compressors and output buffers that pprof exports reuse. A
+//! fresh conversion's tables, gzip state and megabyte buffers for every
+//! request cost allocation, page faults and zeroing each time.
 
 use std::sync::{Mutex, PoisonError};
 
 use profbridge_pprof::GzipCompressor;
+use profbridge_translate::{PprofConverter, ToPprofOptions};
 
 /// Scratch kept for later exports; more exports at once allocate more.
 const MAX_KEPT: usize = 4;
-/// A buffer grown past this by an unusually large profile is not kept.
+/// A buffer (or a converter's memory) grown past this by an unusually
+/// large profile is not kept.
 const MAX_KEPT_CAPACITY: usize = 16 << 20;
 
 #[derive(Debug)]
 pub(super) struct Scratch {
+    /// Converts with default options.
+    pub converter: PprofConverter,
     pub compressor: GzipCompressor,
     /// A pprof's protobuf, then the same gzipped.
     pub encoded: Vec<u8>,
     pub gzipped: Vec<u8>,
+}
+
+impl Scratch {
+    fn largest_capacity(&self) -> usize {
+        self.encoded
+            .capacity()
+            .max(self.gzipped.capacity())
+            .max(self.converter.capacity_bytes())
+    }
 }
 
 #[derive(Debug)]
@@ -39,6 +52,7 @@ impl ScratchPool {
             .unwrap_or_else(PoisonError::into_inner)
             .pop()
             .unwrap_or_else(|| Scratch {
+                converter: PprofConverter::new(ToPprofOptions::default()),
                 compressor: GzipCompressor::new(self.gzip_level),
                 encoded: Vec::new(),
                 gzipped: Vec::new(),
@@ -46,7 +60,7 @@ impl ScratchPool {
     }
 
     pub fn give_back(&self, scratch: Scratch) {
-        if scratch.encoded.capacity().max(scratch.gzipped.capacity()) > MAX_KEPT_CAPACITY {
+        if scratch.largest_capacity() > MAX_KEPT_CAPACITY {
             return;
         }
         let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);

@@ -40,7 +40,7 @@ impl DeadLetter {
 
     /// Writes the batch's request; blocks on file IO.
     pub fn write(&self, batch: &Batch) -> io::Result<PathBuf> {
-        let bytes = batch.request.encode_to_vec();
+        let bytes = batch.request().encode_to_vec();
         let time = utc_timestamp(SystemTime::now());
         let pid = std::process::id();
         loop {

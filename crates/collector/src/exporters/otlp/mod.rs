@@ -82,7 +82,7 @@ impl OtlpGrpcExporter {
     /// rejects some profiles is a success (they would be rejected again)
     /// and is logged.
     pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
-        let body = Bytes::from(batch.request.encode_to_vec());
+        let body = Bytes::from(batch.request().encode_to_vec());
         match tokio::time::timeout(self.timeout, self.send(body)).await {
             Ok(result) => result,
             Err(_) => Err(ExportError::retryable(format!(

@@ -77,7 +77,7 @@ impl OtlpHttpExporter {
     /// and is logged.
     pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
         let body =
-            body::encode(&batch.request, self.encoding, self.compression).map_err(|reason| {
+            body::encode(batch.request(), self.encoding, self.compression).map_err(|reason| {
                 ExportError::Permanent(format!("cannot encode the batch: {reason}"))
             })?;
         let response = self

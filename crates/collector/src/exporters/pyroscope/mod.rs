@@ -33,7 +33,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use reqwest::{Client, Url};
 
 use profbridge_pprof::{compress, EncodeOptions};
-use profbridge_translate::{otlp_to_unassembled_pprof, ToPprofOptions};
+use profbridge_translate::{PprofConverter, ToPprofOptions};
 
 use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
@@ -163,8 +163,13 @@ impl PyroscopeExporter {
 /// The pprofs of a batch, named and encoded. Requests that cannot become
 /// pprof fail permanently; when only some profiles cannot, the rest go.
 fn prepare(naming: &Naming, batch: &Batch) -> Result<Vec<Push>, ExportError> {
-    let converted = otlp_to_unassembled_pprof(&batch.request, &ToPprofOptions::default())
-        .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?;
+    let mut converter = PprofConverter::new(ToPprofOptions::default());
+    let converted = match batch.validation() {
+        Some(validation) => converter.convert_validated(batch.request(), validation),
+        None => converter
+            .convert(batch.request())
+            .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?,
+    };
     if let Some((profile, error)) = converted.rejected.first() {
         if converted.profiles.is_empty() {
             return Err(ExportError::Permanent(format!(

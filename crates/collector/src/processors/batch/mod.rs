@@ -77,7 +77,7 @@ impl Batcher {
 
     /// [`Batcher::push`] at time `now`, which starts the wait of a batch.
     pub fn push_at(&mut self, batch: Batch, now: Instant) -> Vec<Batch> {
-        if batch.request.resource_profiles.is_empty() {
+        if batch.request().resource_profiles.is_empty() {
             return Vec::new();
         }
         self.pending_samples += batch.sample_count();
@@ -166,7 +166,7 @@ impl Batcher {
         {
             return vec![merged];
         }
-        split(&merged.request, self.limits)
+        split(merged.request(), self.limits)
             .into_iter()
             .map(|piece| batch_received_at(piece, merged.received_at))
             .collect()
@@ -185,7 +185,7 @@ fn merge(mut parts: Vec<Batch>) -> Batch {
         .map(|part| part.received_at)
         .min()
         .unwrap_or_else(SystemTime::now);
-    let merged = merge_requests(parts.into_iter().map(|part| part.request).collect());
+    let merged = merge_requests(parts.into_iter().map(Batch::into_request).collect());
     batch_received_at(merged, received_at)
 }
 
@@ -248,6 +248,33 @@ mod tests {
             rest.iter().map(Batch::sample_count).collect::<Vec<_>>(),
             [10]
         );
+    }
+
+    fn validated(samples: usize, seed: u64) -> Batch {
+        let request = profbridge_testkit::ebpf_like_request(samples, seed);
+        let validation = profbridge_translate::validate_request(&request).unwrap();
+        Batch::validated(request, 100, validation)
+    }
+
+    /// Exporters skip validating a batch only while it holds exactly the
+    /// request that was validated.
+    #[test]
+    fn merged_and_split_batches_are_not_known_valid_and_one_passed_on_whole_is() {
+        let mut whole = batcher(10, 0, Duration::from_secs(2));
+        let sent = whole.push(validated(20, 1));
+        assert_eq!(sent.len(), 1);
+        assert!(sent.iter().all(|batch| batch.validation().is_some()));
+
+        let mut merging = batcher(30, 0, Duration::from_secs(2));
+        assert!(merging.push(validated(20, 1)).is_empty());
+        let merged = merging.push(validated(20, 2));
+        assert_eq!(merged.len(), 1);
+        assert!(merged.iter().all(|batch| batch.validation().is_none()));
+
+        let mut splitting = batcher(10, 10, Duration::from_secs(2));
+        let pieces = splitting.push(validated(25, 3));
+        assert!(pieces.len() > 1);
+        assert!(pieces.iter().all(|batch| batch.validation().is_none()));
     }
 
     #[test]

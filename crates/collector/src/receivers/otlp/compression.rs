@@ -6,6 +6,8 @@ use std::io::Read;
 
 use bytes::Bytes;
 
+use super::decompressed::{Decompressed, DecompressedBuffers};
+
 /// How a request body (HTTP) or message (gRPC) is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
@@ -80,31 +82,47 @@ pub enum DecompressError {
     Corrupt(std::io::Error),
 }
 
-/// Decompresses `compressed` within `limit` bytes of output.
+/// Decompresses `compressed` within `limit` bytes of output, into a buffer
+/// from `buffers` (give it back once the request is decoded).
 pub fn decompress(
     compression: Compression,
     compressed: Bytes,
     limit: usize,
-) -> Result<Bytes, DecompressError> {
+    buffers: &DecompressedBuffers,
+) -> Result<Decompressed, DecompressError> {
     let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    if compression == Compression::Identity {
+        return if compressed.len() > limit {
+            Err(DecompressError::TooLarge)
+        } else {
+            Ok(Decompressed::Body(compressed))
+        };
+    }
     // Sized once from what the request declares (a lie costs at most the
     // cap), instead of grown by doubling.
     let expected = decompressed_size_estimate(compression, &compressed, limit);
-    let mut out = Vec::with_capacity(expected.min(MAX_PREALLOCATION));
-    let read = match compression {
-        Compression::Identity if compressed.len() > limit => return Err(DecompressError::TooLarge),
-        Compression::Identity => return Ok(compressed),
-        Compression::Gzip => flate2::read::MultiGzDecoder::new(compressed.as_ref())
+    let mut out = buffers.take();
+    out.reserve(expected.min(MAX_PREALLOCATION));
+    let read = if compression == Compression::Gzip {
+        flate2::read::MultiGzDecoder::new(compressed.as_ref())
             .take(read_limit)
-            .read_to_end(&mut out),
-        Compression::Zstd => zstd::stream::read::Decoder::new(compressed.as_ref())
-            .and_then(|decoder| decoder.take(read_limit).read_to_end(&mut out)),
+            .read_to_end(&mut out)
+    } else {
+        zstd::stream::read::Decoder::new(compressed.as_ref())
+            .and_then(|decoder| decoder.take(read_limit).read_to_end(&mut out))
     };
-    read.map_err(DecompressError::Corrupt)?;
-    if out.len() > limit {
-        return Err(DecompressError::TooLarge);
+    let error = match read {
+        Err(error) => Some(DecompressError::Corrupt(error)),
+        Ok(_) if out.len() > limit => Some(DecompressError::TooLarge),
+        Ok(_) => None,
+    };
+    match error {
+        Some(error) => {
+            buffers.keep(out);
+            Err(error)
+        }
+        None => Ok(Decompressed::Buffer(out)),
     }
-    Ok(Bytes::from(out))
 }
 
 #[cfg(test)]
@@ -162,9 +180,14 @@ mod tests {
             10
         );
         assert_eq!(
-            decompress(Compression::Gzip, Bytes::from(two), 1 << 20)
-                .unwrap()
-                .len(),
+            decompress(
+                Compression::Gzip,
+                Bytes::from(two),
+                1 << 20,
+                &DecompressedBuffers::default()
+            )
+            .unwrap()
+            .len(),
             50_010
         );
     }
@@ -219,24 +242,31 @@ mod tests {
     #[test]
     fn decompression_stays_within_the_limit() {
         let payload = vec![5u8; 10_000];
+        let buffers = DecompressedBuffers::default();
         for (compression, compressed) in [
             (Compression::Identity, payload.clone()),
             (Compression::Gzip, gzip(&payload)),
             (Compression::Zstd, zstd_streamed(&payload)),
         ] {
             let compressed = Bytes::from(compressed);
-            let out = decompress(compression, compressed.clone(), 10_000).unwrap();
-            assert_eq!(out.as_ref(), payload.as_slice(), "{compression:?}");
+            let out = decompress(compression, compressed.clone(), 10_000, &buffers).unwrap();
+            assert_eq!(&*out, payload.as_slice(), "{compression:?}");
+            buffers.give_back(out);
             assert!(
                 matches!(
-                    decompress(compression, compressed, 9_999),
+                    decompress(compression, compressed, 9_999, &buffers),
                     Err(DecompressError::TooLarge)
                 ),
                 "{compression:?}"
             );
         }
         assert!(matches!(
-            decompress(Compression::Gzip, Bytes::from_static(b"not gzip"), 100),
+            decompress(
+                Compression::Gzip,
+                Bytes::from_static(b"not gzip"),
+                100,
+                &buffers
+            ),
             Err(DecompressError::Corrupt(_))
         ));
     }

@@ -16,6 +16,7 @@ use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesSer
 
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::GrpcConfig;
+use super::decompressed::DecompressedBuffers;
 use super::grpc_unary::{parse_unary, read_body, reply, request_compression, PREFIX_LEN};
 use super::intake::{
     admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
@@ -38,6 +39,7 @@ struct ExportServer {
     max_message: usize,
     /// When set, requests without the right bearer token are UNAUTHENTICATED.
     auth: Option<BearerAuth>,
+    buffers: Arc<DecompressedBuffers>,
 }
 
 const SERVICE_NAME: &str = "opentelemetry.proto.collector.profiles.v1development.ProfilesService";
@@ -127,28 +129,33 @@ impl ExportServer {
         ) else {
             return Ok(Decision::done(Outcome::Unavailable));
         };
-        let raw = decompress(compression, message, self.max_message).map_err(|error| {
-            self.undecodable(match error {
-                DecompressError::TooLarge => Status::resource_exhausted(format!(
-                    "the message decompresses to more than {} bytes (max_recv_msg_size_mib)",
-                    self.max_message
-                )),
-                DecompressError::Corrupt(error) => {
-                    Status::invalid_argument(format!("cannot decompress the message: {error}"))
-                }
-            })
-        })?;
+        let raw =
+            decompress(compression, message, self.max_message, &self.buffers).map_err(|error| {
+                self.undecodable(match error {
+                    DecompressError::TooLarge => Status::resource_exhausted(format!(
+                        "the message decompresses to more than {} bytes (max_recv_msg_size_mib)",
+                        self.max_message
+                    )),
+                    DecompressError::Corrupt(error) => {
+                        Status::invalid_argument(format!("cannot decompress the message: {error}"))
+                    }
+                })
+            })?;
         if !admission.cover(
             raw.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE),
             &self.metrics,
         ) {
+            self.buffers.give_back(raw);
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let request = decode_request(raw.as_ref())
+        let decoded = decode_request(&raw);
+        let size = raw.len();
+        self.buffers.give_back(raw);
+        let request = decoded
             .map_err(|e| self.undecodable(Status::invalid_argument(format!("protobuf: {e}"))))?;
         Ok(intake(
             request,
-            raw.len(),
+            size,
             &self.pipelines,
             &self.metrics,
             admission,
@@ -214,6 +221,7 @@ pub async fn serve(
         metrics,
         max_message,
         auth: security.auth,
+        buffers: Arc::default(),
     };
     let router = tonic::transport::Server::builder()
         .max_concurrent_streams(config.max_concurrent_streams)

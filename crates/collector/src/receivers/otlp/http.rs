@@ -20,6 +20,7 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesSer
 
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::HttpConfig;
+use super::decompressed::DecompressedBuffers;
 use super::grpc::RETRY_AFTER;
 use super::intake::{
     admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
@@ -35,6 +36,7 @@ struct Receiver {
     max_body: usize,
     /// Labelled with the receiver id and transport `http`.
     metrics: ReceiverMetrics,
+    buffers: Arc<DecompressedBuffers>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -60,6 +62,7 @@ pub fn router(
             pipelines,
             max_body,
             metrics,
+            buffers: Arc::default(),
         })
 }
 
@@ -129,23 +132,29 @@ impl Receiver {
         ) else {
             return Ok(Decision::done(Outcome::Unavailable));
         };
-        let raw = decompress(compression, body, self.max_body).map_err(|error| match error {
-            DecompressError::TooLarge => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "the decompressed body is larger than max_request_body_size".to_owned(),
-            ),
-            DecompressError::Corrupt(error) => (
-                StatusCode::BAD_REQUEST,
-                format!("{}: {error}", compression.name()),
-            ),
-        })?;
+        let raw =
+            decompress(compression, body, self.max_body, &self.buffers).map_err(
+                |error| match error {
+                    DecompressError::TooLarge => (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "the decompressed body is larger than max_request_body_size".to_owned(),
+                    ),
+                    DecompressError::Corrupt(error) => (
+                        StatusCode::BAD_REQUEST,
+                        format!("{}: {error}", compression.name()),
+                    ),
+                },
+            )?;
         if !admission.cover(raw.len().saturating_mul(decoded_per_byte), &self.metrics) {
+            self.buffers.give_back(raw);
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let request = decode(encoding, &raw)?;
+        let decoded = decode(encoding, &raw);
+        let size = raw.len();
+        self.buffers.give_back(raw);
         Ok(intake(
-            request,
-            raw.len(),
+            decoded?,
+            size,
             &self.pipelines,
             &self.metrics,
             admission,

@@ -135,13 +135,17 @@ pub fn intake(
         metrics.refused_request(RefusedReason::Invalid);
         return Decision::done(Outcome::Invalid(reason));
     }
-    if rejected > 0 {
+    let batch = if rejected > 0 {
         remove_profiles(
             &mut request,
             validated.invalid.iter().map(|(at, _)| *at).collect(),
         );
-    }
-    let batch = Arc::new(Batch::new(request, encoded_size));
+        Batch::new(request, encoded_size)
+    } else {
+        // Exactly the request that passed: exporters need not validate it.
+        Batch::validated(request, encoded_size, validated)
+    };
+    let batch = Arc::new(batch);
     drop(admission);
     let mut confirmations = Vec::with_capacity(pipelines.len());
     for pipeline in pipelines {

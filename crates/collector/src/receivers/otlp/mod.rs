@@ -3,6 +3,7 @@
 
 mod compression;
 pub mod config;
+mod decompressed;
 pub mod grpc;
 mod grpc_unary;
 pub mod http;

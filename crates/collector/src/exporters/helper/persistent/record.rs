@@ -25,11 +25,11 @@ pub fn encode(batch: &Batch) -> io::Result<Vec<u8>> {
         .map_or(0, |since| {
             u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
         });
-    let mut payload = Vec::with_capacity(PAYLOAD_PREFIX + batch.request.encoded_len());
+    let mut payload = Vec::with_capacity(PAYLOAD_PREFIX + batch.request().encoded_len());
     payload.push(PAYLOAD_VERSION);
     payload.extend_from_slice(&received_nanos.to_le_bytes());
     batch
-        .request
+        .request()
         .encode(&mut payload)
         .map_err(|error| io::Error::other(error.to_string()))?;
     frame(&payload)
@@ -191,13 +191,26 @@ mod tests {
         Batch::new(request, size)
     }
 
+    /// What comes back from disk is validated again by its exporters.
+    #[test]
+    fn a_stored_batch_does_not_come_back_as_validated() {
+        let request = profbridge_testkit::ebpf_like_request(5, 1);
+        let validation = profbridge_translate::validate_request(&request).unwrap();
+        let original = Batch::validated(request, 100, validation);
+        let record = encode(&original).unwrap();
+        let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
+        let back = decode(&payload).unwrap();
+        assert_eq!(back.request(), original.request());
+        assert!(back.validation().is_none());
+    }
+
     #[test]
     fn a_batch_round_trips_with_its_time() {
         let original = batch();
         let record = encode(&original).unwrap();
         let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
         let back = decode(&payload).unwrap();
-        assert_eq!(back.request, original.request);
+        assert_eq!(back.request(), original.request());
         assert_eq!(back.received_at, original.received_at);
         assert_eq!(back.encoded_size, original.encoded_size);
     }

@@ -1,0 +1,100 @@
+//! The buffers compressed requests are decompressed into, kept for later
+//! requests: a fresh megabyte buffer for each request is faulted in page
+//! by page, and given back to the system soon after it is freed.
+
+use std::ops::Deref;
+use std::sync::{Mutex, PoisonError};
+
+use bytes::Bytes;
+
+/// Buffers kept: about as many as requests are decoded at once.
+const MAX_KEPT: usize = 2;
+/// A buffer grown past this by an unusually large request is not kept.
+const MAX_KEPT_CAPACITY: usize = 8 << 20;
+
+/// A decompressed request: the body itself when it was not compressed,
+/// else a buffer to give back to its [`DecompressedBuffers`] once decoded.
+#[derive(Debug)]
+pub enum Decompressed {
+    Body(Bytes),
+    Buffer(Vec<u8>),
+}
+
+impl Deref for Decompressed {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Body(body) => body,
+            Self::Buffer(buffer) => buffer,
+        }
+    }
+}
+
+/// Emptied decompression buffers; a receiver shares one set between its
+/// requests.
+#[derive(Debug, Default)]
+pub struct DecompressedBuffers {
+    free: Mutex<Vec<Vec<u8>>>,
+}
+
+impl DecompressedBuffers {
+    /// An empty buffer, kept from an earlier request if there is one.
+    pub fn take(&self) -> Vec<u8> {
+        self.free
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Keeps `decompressed`'s buffer for a later request, unless enough
+    /// are kept or it is unusually large.
+    pub fn give_back(&self, decompressed: Decompressed) {
+        if let Decompressed::Buffer(buffer) = decompressed {
+            self.keep(buffer);
+        }
+    }
+
+    pub(super) fn keep(&self, mut buffer: Vec<u8>) {
+        if buffer.capacity() == 0 || buffer.capacity() > MAX_KEPT_CAPACITY {
+            return;
+        }
+        buffer.clear();
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        if free.len() < MAX_KEPT {
+            free.push(buffer);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffers_given_back_are_reused_emptied_and_oversized_or_surplus_ones_are_not() {
+        let buffers = DecompressedBuffers::default();
+        let mut first = buffers.take();
+        first.extend_from_slice(b"request");
+        let kept = first.as_ptr();
+        buffers.give_back(Decompressed::Buffer(first));
+        let again = buffers.take();
+        assert_eq!(again.as_ptr(), kept);
+        assert!(again.is_empty());
+
+        buffers.give_back(Decompressed::Buffer(Vec::with_capacity(
+            MAX_KEPT_CAPACITY + 1,
+        )));
+        assert_eq!(buffers.take().capacity(), 0);
+
+        for _ in 0..MAX_KEPT + 2 {
+            buffers.give_back(Decompressed::Buffer(Vec::with_capacity(10)));
+        }
+        let kept = std::iter::repeat_with(|| buffers.take())
+            .take(MAX_KEPT + 2)
+            .filter(|buffer| buffer.capacity() > 0)
+            .count();
+        assert_eq!(kept, MAX_KEPT);
+    }
+}

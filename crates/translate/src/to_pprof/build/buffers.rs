@@ -1,0 +1,86 @@
+//! The memory [`super::pprof_of_group`] works in, kept between pprofs: a
+//! converter that writes one request after another would otherwise
+//! allocate, fault in and free megabytes of tables for each, and a small
+//! allocation for every location's lines and every string.
+
+use profbridge_pprof::{
+    Function, Label, Line, Location, Mapping, Profile as Pprof, StringInterner,
+};
+
+use super::super::rows::Rows;
+use super::super::samples::Samples;
+use super::tables::{Reach, Tables};
+use super::StackLabels;
+
+#[derive(Default)]
+pub(in crate::to_pprof) struct GroupBuffers {
+    /// Holds the strings of pprofs given back, for new strings.
+    pub(super) strings: StringInterner,
+    pub(super) interned: Vec<Option<i64>>,
+    pub(super) stacks: Vec<Option<StackLabels>>,
+    pub(super) links: Vec<Option<[Label; 2]>>,
+    pub(super) tables: Tables,
+    pub(super) reach: Reach,
+    pub(super) rows: Rows,
+    pub(super) samples: Samples,
+    /// Emptied tables of a pprof given back.
+    pub(super) locations: Vec<Location>,
+    pub(super) functions: Vec<Function>,
+    pub(super) mappings: Vec<Mapping>,
+    /// Emptied line vectors of locations given back, the next to use last.
+    pub(super) spare_lines: Vec<Vec<Line>>,
+}
+
+impl GroupBuffers {
+    /// Takes back the memory of a pprof built in these buffers, once it is
+    /// written.
+    pub fn recycle(&mut self, head: Pprof, samples: Samples) {
+        let Pprof {
+            mut location,
+            mut function,
+            mut mapping,
+            string_table,
+            ..
+        } = head;
+        self.strings.restart(string_table);
+        self.spare_lines
+            .extend(location.drain(..).rev().map(|location| location.line));
+        function.clear();
+        mapping.clear();
+        keep_larger(&mut self.locations, location);
+        keep_larger(&mut self.functions, function);
+        keep_larger(&mut self.mappings, mapping);
+        if samples.capacity_bytes() > self.samples.capacity_bytes() {
+            self.samples = samples;
+        }
+    }
+
+    /// About how many bytes these buffers hold allocated.
+    pub fn capacity_bytes(&self) -> usize {
+        let lines: usize = self
+            .spare_lines
+            .iter()
+            .map(|lines| lines.capacity().max(1) * size_of::<Line>())
+            .sum();
+        self.strings.capacity_bytes()
+            + self.interned.capacity() * size_of::<Option<i64>>()
+            + self.stacks.capacity() * size_of::<Option<StackLabels>>()
+            + self.links.capacity() * size_of::<Option<[Label; 2]>>()
+            + self.tables.capacity_bytes()
+            + self.reach.capacity_bytes()
+            + self.rows.capacity_bytes()
+            + self.samples.capacity_bytes()
+            + self.locations.capacity() * size_of::<Location>()
+            + self.functions.capacity() * size_of::<Function>()
+            + self.mappings.capacity() * size_of::<Mapping>()
+            + self.spare_lines.capacity() * size_of::<Vec<Line>>()
+            + lines
+    }
+}
+
+/// Keeps the larger of two emptied vectors.
+fn keep_larger<T>(kept: &mut Vec<T>, other: Vec<T>) {
+    if other.capacity() > kept.capacity() {
+        *kept = other;
+    }
+}

@@ -1,0 +1,411 @@
+//! The pprof's location, function and mapping tables: what the rows reach,
+//! each table in dictionary order.
+
+use std::hash::{Hash, Hasher};
+
+use hashbrown::HashTable;
+use rustc_hash::FxHasher;
+
+use profbridge_pprof::{Function, Line, Location};
+
+use super::super::rows::Rows;
+use super::Builder;
+use crate::keys::{FRAME_TYPE, IS_FOLDED};
+use crate::otlp::any_value;
+use crate::reserved::frame_types;
+
+/// Per OTLP location index: the pprof location id (0 when the rows do not
+/// reach it) and its frame type, an index into `escaped_frame_types`: the
+/// names as `profile.frame.types` items spell them.
+#[derive(Default)]
+pub(in crate::to_pprof) struct Tables {
+    location_ids: Vec<u64>,
+    frame_types: Vec<Option<usize>>,
+    escaped_frame_types: Vec<String>,
+}
+
+impl Tables {
+    /// The pprof location id and frame type (an index into
+    /// `escaped_frame_types`) of OTLP location `index`.
+    pub(super) fn location(&self, index: i32) -> (u64, Option<usize>) {
+        let Ok(index) = usize::try_from(index) else {
+            return (0, None);
+        };
+        let id = self.location_ids.get(index).copied().unwrap_or(0);
+        (id, self.frame_types.get(index).copied().flatten())
+    }
+
+    pub(super) fn escaped_frame_type(&self, frame_type: usize) -> &str {
+        self.escaped_frame_types
+            .get(frame_type)
+            .map_or("", String::as_str)
+    }
+
+    /// Empties the tables for a dictionary of `location_count` locations.
+    fn reset(&mut self, location_count: usize) {
+        self.location_ids.clear();
+        self.location_ids.resize(location_count, 0);
+        self.frame_types.clear();
+        self.frame_types.resize(location_count, None);
+        self.escaped_frame_types.clear();
+    }
+
+    pub(in crate::to_pprof) fn capacity_bytes(&self) -> usize {
+        self.location_ids.capacity() * size_of::<u64>()
+            + self.frame_types.capacity() * size_of::<Option<usize>>()
+    }
+}
+
+/// What [`Builder::tables`] works out on the way, by dictionary index;
+/// kept between pprofs for its memory.
+#[derive(Default)]
+pub(in crate::to_pprof) struct Reach {
+    locations: Vec<bool>,
+    location_indices: Vec<usize>,
+    functions: Vec<bool>,
+    mappings: Vec<bool>,
+    function_indices: Vec<i32>,
+    mapping_indices: Vec<i32>,
+    function_ids: Vec<u64>,
+    mapping_ids: Vec<u64>,
+    location_attributes: LocationAttributes,
+    by_content: LocationsByContent,
+    /// The lines of the location being built.
+    lines: Vec<Line>,
+}
+
+impl Reach {
+    pub(in crate::to_pprof) fn capacity_bytes(&self) -> usize {
+        self.locations.capacity()
+            + self.functions.capacity()
+            + self.mappings.capacity()
+            + self.location_indices.capacity() * size_of::<usize>()
+            + (self.function_indices.capacity() + self.mapping_indices.capacity())
+                * size_of::<i32>()
+            + (self.function_ids.capacity() + self.mapping_ids.capacity()) * size_of::<u64>()
+            + self.location_attributes.0.capacity() * size_of::<Option<LocationAttribute>>()
+            + self.by_content.0.capacity() * (size_of::<usize>() + 1)
+            + self.lines.capacity() * size_of::<Line>()
+    }
+}
+
+impl Builder<'_> {
+    /// Fills `tables` with the locations, functions and mappings the rows
+    /// reach, each table in dictionary order; OTLP locations that differ
+    /// only in frame type are one pprof location. `reach` is working
+    /// memory.
+    pub(super) fn tables(&mut self, rows: &Rows, tables: &mut Tables, reach: &mut Reach) {
+        let location_count = self.d.location_table.len();
+        reset(&mut reach.locations, location_count);
+        for row in &rows.rows {
+            let stack = usize::try_from(row.stack)
+                .ok()
+                .and_then(|s| self.d.stack_table.get(s));
+            for &index in stack.map_or(&[][..], |s| &s.location_indices[..]) {
+                mark(&mut reach.locations, index);
+            }
+        }
+        reach.location_indices.clear();
+        reach.location_indices.extend(
+            reach
+                .locations
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &r)| r.then_some(i)),
+        );
+        let otlp_location = |i: usize| self.d.location_table.get(i);
+
+        reset(&mut reach.functions, self.d.function_table.len());
+        reset(&mut reach.mappings, self.d.mapping_table.len());
+        for location in reach
+            .location_indices
+            .iter()
+            .filter_map(|&i| otlp_location(i))
+        {
+            for line in &location.lines {
+                mark(&mut reach.functions, line.function_index);
+            }
+            if location.mapping_index != 0 {
+                mark(&mut reach.mappings, location.mapping_index);
+            }
+        }
+        reached_indices(&reach.functions, &mut reach.function_indices);
+        reached_indices(&reach.mappings, &mut reach.mapping_indices);
+
+        ids_by_index(
+            &reach.function_indices,
+            self.d.function_table.len(),
+            &mut reach.function_ids,
+        );
+        self.out
+            .function
+            .reserve_exact(reach.function_indices.len());
+        self.out.mapping.reserve_exact(reach.mapping_indices.len());
+        self.out
+            .location
+            .reserve_exact(reach.location_indices.len());
+        for (&index, id) in reach.function_indices.iter().zip(1u64..) {
+            let Some(f) = usize::try_from(index)
+                .ok()
+                .and_then(|i| self.d.function_table.get(i))
+            else {
+                continue;
+            };
+            let function = Function {
+                id,
+                name: self.intern_text(f.name_strindex),
+                system_name: self.intern_text(f.system_name_strindex),
+                filename: self.intern_text(f.filename_strindex),
+                start_line: f.start_line,
+            };
+            self.out.function.push(function);
+        }
+        ids_by_index(
+            &reach.mapping_indices,
+            self.d.mapping_table.len(),
+            &mut reach.mapping_ids,
+        );
+        for (&index, id) in reach.mapping_indices.iter().zip(1u64..) {
+            let m = usize::try_from(index)
+                .ok()
+                .and_then(|i| self.d.mapping_table.get(i))
+                .cloned()
+                .unwrap_or_default();
+            let mapping = self.mapping(id, &m);
+            self.out.mapping.push(mapping);
+        }
+
+        tables.reset(location_count);
+        reach
+            .location_attributes
+            .reset(self.d.attribute_table.len());
+        reach.by_content.reset(reach.location_indices.len());
+        for &index in &reach.location_indices {
+            let Some(l) = otlp_location(index) else {
+                continue;
+            };
+            let mut is_folded = false;
+            let mut frame_type = None;
+            for &a in &l.attribute_indices {
+                match reach
+                    .location_attributes
+                    .get(self, a, &mut tables.escaped_frame_types)
+                {
+                    LocationAttribute::Folded(folded) => is_folded = folded,
+                    LocationAttribute::FrameType(id) => frame_type = Some(id),
+                    LocationAttribute::Other => {}
+                }
+            }
+            reach.lines.clear();
+            reach.lines.extend(l.lines.iter().map(|line| Line {
+                function_id: id_at(&reach.function_ids, line.function_index),
+                line: line.line,
+                column: line.column,
+            }));
+            let location = LocationContent {
+                mapping_id: id_at(&reach.mapping_ids, l.mapping_index),
+                address: l.address,
+                is_folded,
+                lines: &reach.lines,
+            };
+            let id =
+                reach
+                    .by_content
+                    .id_of(&location, &mut self.out.location, &mut self.spare_lines);
+            if let Some(slot) = tables.location_ids.get_mut(index) {
+                *slot = id;
+            }
+            if let Some(slot) = tables.frame_types.get_mut(index) {
+                *slot = frame_type;
+            }
+        }
+    }
+}
+
+/// `len` times `false`.
+fn reset(flags: &mut Vec<bool>, len: usize) {
+    flags.clear();
+    flags.resize(len, false);
+}
+
+/// Marks table index `index` as reached; out-of-range indexes (which
+/// validation rejects) are ignored.
+fn mark(reached: &mut [bool], index: i32) {
+    if let Some(slot) = usize::try_from(index).ok().and_then(|i| reached.get_mut(i)) {
+        *slot = true;
+    }
+}
+
+/// The reached indexes, in table order, into `indices`.
+fn reached_indices(reached: &[bool], indices: &mut Vec<i32>) {
+    indices.clear();
+    indices.extend(
+        reached
+            .iter()
+            .enumerate()
+            .filter(|(_, &r)| r)
+            .filter_map(|(i, _)| i32::try_from(i).ok()),
+    );
+}
+
+/// pprof ids by dictionary index, into `ids`: `reached` (in table order)
+/// get 1, 2, …; the rest 0.
+fn ids_by_index(reached: &[i32], table_len: usize, ids: &mut Vec<u64>) {
+    ids.clear();
+    ids.resize(table_len, 0);
+    for (&index, id) in reached.iter().zip(1u64..) {
+        if let Some(slot) = usize::try_from(index).ok().and_then(|i| ids.get_mut(i)) {
+            *slot = id;
+        }
+    }
+}
+
+fn id_at(ids: &[u64], index: i32) -> u64 {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| ids.get(i))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// What a location attribute means for pprof.
+#[derive(Debug, Clone, Copy)]
+enum LocationAttribute {
+    Folded(bool),
+    /// An index into `Tables::escaped_frame_types`.
+    FrameType(usize),
+    Other,
+}
+
+/// [`LocationAttribute`]s by attribute index, worked out once each:
+/// thousands of locations share a handful of attributes.
+#[derive(Default)]
+struct LocationAttributes(Vec<Option<LocationAttribute>>);
+
+impl LocationAttributes {
+    fn reset(&mut self, attribute_count: usize) {
+        self.0.clear();
+        self.0.resize(attribute_count, None);
+    }
+
+    fn get(
+        &mut self,
+        builder: &Builder<'_>,
+        index: i32,
+        escaped_frame_types: &mut Vec<String>,
+    ) -> LocationAttribute {
+        let slot = usize::try_from(index).ok().and_then(|i| self.0.get_mut(i));
+        if let Some(Some(known)) = slot.as_deref() {
+            return *known;
+        }
+        let meaning = match builder.attribute(index) {
+            Some((IS_FOLDED, value, _)) => LocationAttribute::Folded(matches!(
+                value.value,
+                Some(any_value::Value::BoolValue(true))
+            )),
+            Some((FRAME_TYPE, value, _)) => match value.value {
+                Some(any_value::Value::StringValue(name)) => {
+                    let name = frame_types::escape(&name);
+                    let id = match escaped_frame_types.iter().position(|n| *n == name) {
+                        Some(known) => known,
+                        None => {
+                            escaped_frame_types.push(name);
+                            escaped_frame_types.len() - 1
+                        }
+                    };
+                    LocationAttribute::FrameType(id)
+                }
+                _ => LocationAttribute::Other,
+            },
+            _ => LocationAttribute::Other,
+        };
+        if let Some(slot) = slot {
+            *slot = Some(meaning);
+        }
+        meaning
+    }
+}
+
+/// What a pprof location holds besides its id.
+struct LocationContent<'a> {
+    mapping_id: u64,
+    address: u64,
+    is_folded: bool,
+    lines: &'a [Line],
+}
+
+impl LocationContent<'_> {
+    fn of(location: &Location) -> LocationContent<'_> {
+        LocationContent {
+            mapping_id: location.mapping_id,
+            address: location.address,
+            is_folded: location.is_folded,
+            lines: &location.line,
+        }
+    }
+
+    fn hash(&self) -> u64 {
+        let mut hasher = FxHasher::default();
+        (self.mapping_id, self.address, self.is_folded).hash(&mut hasher);
+        for line in self.lines {
+            (line.function_id, line.line, line.column).hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    fn is(&self, location: &Location) -> bool {
+        (self.mapping_id, self.address, self.is_folded)
+            == (location.mapping_id, location.address, location.is_folded)
+            && self.lines == location.line.as_slice()
+    }
+}
+
+/// pprof locations by their content, so that OTLP locations that differ
+/// only in what pprof does not keep (their frame type) become one.
+#[derive(Default)]
+struct LocationsByContent(HashTable<usize>);
+
+impl LocationsByContent {
+    /// Empty, with room for `locations`.
+    fn reset(&mut self, locations: usize) {
+        self.0.clear();
+        // Empty, so nothing is rehashed.
+        self.0.reserve(locations, |_| 0);
+    }
+
+    /// The id of the location in `locations` with `location`'s content;
+    /// when there is none, adds it with the next id, its lines in a vector
+    /// from `spare_lines` (emptied vectors, the next to use last) when
+    /// there is one.
+    fn id_of(
+        &mut self,
+        location: &LocationContent<'_>,
+        locations: &mut Vec<Location>,
+        spare_lines: &mut Vec<Vec<Line>>,
+    ) -> u64 {
+        let hash = location.hash();
+        let found = self.0.find(hash, |&i| {
+            locations.get(i).is_some_and(|known| location.is(known))
+        });
+        if let Some(known) = found.and_then(|&i| locations.get(i)) {
+            return known.id;
+        }
+        let mut lines = spare_lines.pop().unwrap_or_default();
+        lines.clear();
+        lines.extend_from_slice(location.lines);
+        let id = locations.len() as u64 + 1;
+        locations.push(Location {
+            id,
+            mapping_id: location.mapping_id,
+            address: location.address,
+            line: lines,
+            is_folded: location.is_folded,
+        });
+        self.0.insert_unique(hash, locations.len() - 1, |&i| {
+            locations
+                .get(i)
+                .map_or(0, |known| LocationContent::of(known).hash())
+        });
+        id
+    }
+}
