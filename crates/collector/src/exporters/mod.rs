@@ -8,6 +8,7 @@ mod http_reply;
 pub mod otlp;
 pub mod otlp_http;
 pub mod pyroscope;
+mod to_pprof;
 
 use std::time::Duration;
 

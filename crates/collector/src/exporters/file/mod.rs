@@ -49,6 +49,7 @@ pub use template::PathTemplate;
 pub use timestamp::utc_timestamp;
 use write::FileWriter;
 
+use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
 use crate::pipeline::Batch;
 
@@ -156,15 +157,7 @@ impl FileExporter {
 
     fn export_pprof(&self, batch: &Batch) -> Result<ExportReport, ExportError> {
         let mut scratch = self.scratch.take();
-        let converted = match batch.validation() {
-            Some(validation) => Ok(scratch
-                .converter
-                .convert_validated(batch.request(), validation)),
-            None => scratch.converter.convert(batch.request()).map_err(|error| {
-                ExportError::Permanent(format!("cannot convert to pprof: {error}"))
-            }),
-        };
-        let converted = match converted {
+        let converted = match batch_to_pprofs(&mut scratch.converter, batch, "file") {
             Ok(converted) => converted,
             Err(error) => {
                 self.scratch.give_back(scratch);
@@ -186,18 +179,6 @@ impl FileExporter {
         converted: &OtlpToPprof<UnassembledPprof>,
         scratch: &mut Scratch,
     ) -> Result<ExportReport, ExportError> {
-        if let Some((profile, error)) = converted.rejected.first() {
-            if converted.profiles.is_empty() {
-                return Err(ExportError::Permanent(format!(
-                    "cannot convert to pprof: {profile:?}: {error}"
-                )));
-            }
-            tracing::warn!(
-                rejected = converted.rejected.len(),
-                first = %error,
-                "file exporter skipped profiles that cannot become pprof"
-            );
-        }
         let time = utc_timestamp(batch.received_at);
         let mut files = Vec::with_capacity(converted.profiles.len());
         for output in &converted.profiles {

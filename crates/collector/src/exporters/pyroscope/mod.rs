@@ -38,6 +38,7 @@ use profbridge_translate::{PprofConverter, ToPprofOptions};
 use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
 use super::otlp::tls::{split_scheme, uses_tls};
+use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
 use crate::pipeline::Batch;
 use config::{BasicAuthConfig, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
@@ -164,24 +165,7 @@ impl PyroscopeExporter {
 /// pprof fail permanently; when only some profiles cannot, the rest go.
 fn prepare(naming: &Naming, batch: &Batch) -> Result<Vec<Push>, ExportError> {
     let mut converter = PprofConverter::new(ToPprofOptions::default());
-    let converted = match batch.validation() {
-        Some(validation) => converter.convert_validated(batch.request(), validation),
-        None => converter
-            .convert(batch.request())
-            .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?,
-    };
-    if let Some((profile, error)) = converted.rejected.first() {
-        if converted.profiles.is_empty() {
-            return Err(ExportError::Permanent(format!(
-                "cannot convert to pprof: {profile:?}: {error}"
-            )));
-        }
-        tracing::warn!(
-            rejected = converted.rejected.len(),
-            first = %error,
-            "pyroscope exporter skipped profiles that cannot become pprof"
-        );
-    }
+    let converted = batch_to_pprofs(&mut converter, batch, "pyroscope")?;
     Ok(converted
         .profiles
         .iter()

@@ -1,0 +1,36 @@
+//! What the pprof exporters (file, Pyroscope) share: a batch converted to
+//! pprofs, validated only when the intake did not already validate it.
+
+use profbridge_translate::{OtlpToPprof, PprofConverter, UnassembledPprof};
+
+use super::ExportError;
+use crate::pipeline::Batch;
+
+/// The pprofs of `batch`. A request none of whose profiles can become
+/// pprof fails permanently; when only some cannot, the rest are converted
+/// and `exporter` logs a warning.
+pub(crate) fn batch_to_pprofs(
+    converter: &mut PprofConverter,
+    batch: &Batch,
+    exporter: &str,
+) -> Result<OtlpToPprof<UnassembledPprof>, ExportError> {
+    let converted = match batch.validation() {
+        Some(validation) => converter.convert_validated(batch.request(), validation),
+        None => converter
+            .convert(batch.request())
+            .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?,
+    };
+    if let Some((profile, error)) = converted.rejected.first() {
+        if converted.profiles.is_empty() {
+            return Err(ExportError::Permanent(format!(
+                "cannot convert to pprof: {profile:?}: {error}"
+            )));
+        }
+        tracing::warn!(
+            rejected = converted.rejected.len(),
+            first = %error,
+            "{exporter} exporter skipped profiles that cannot become pprof"
+        );
+    }
+    Ok(converted)
+}
