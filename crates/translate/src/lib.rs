@@ -16,7 +16,7 @@ pub mod validate;
 
 pub use dictionary::DictionaryBuilder;
 pub use merge::merge_requests;
-pub use otlp_decode::decode_request;
+pub use otlp_decode::{decode_request, decode_request_reusing};
 pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
 pub use to_pprof::{
     otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofConverter, PprofOutput,

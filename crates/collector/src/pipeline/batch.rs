@@ -40,10 +40,9 @@ impl Batch {
         encoded_size: usize,
         validation: Validated,
     ) -> Self {
-        Self {
-            validation: Some(validation),
-            ..Self::new(request, encoded_size)
-        }
+        let mut batch = Self::new(request, encoded_size);
+        batch.validation = Some(validation);
+        batch
     }
 
     pub fn request(&self) -> &ExportProfilesServiceRequest {
@@ -56,8 +55,8 @@ impl Batch {
         &mut self.request
     }
 
-    pub fn into_request(self) -> ExportProfilesServiceRequest {
-        self.request
+    pub fn into_request(mut self) -> ExportProfilesServiceRequest {
+        std::mem::take(&mut self.request)
     }
 
     /// The validation the request passed as it is, if the batch was made
@@ -83,6 +82,14 @@ impl Batch {
             .flat_map(|s| &s.profiles)
             .map(|p| p.samples.len())
             .sum()
+    }
+}
+
+/// The request goes to the receivers' spare requests, to decode a later
+/// request into.
+impl Drop for Batch {
+    fn drop(&mut self) {
+        super::spare_requests::keep(std::mem::take(&mut self.request), self.memory_size);
     }
 }
 

@@ -12,6 +12,7 @@ pub mod config;
 mod exporter;
 mod memory;
 mod processing;
+mod spare_requests;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +27,7 @@ pub use exporter::ChannelExport;
 pub use exporter::Exporter;
 pub use memory::memory_estimate;
 pub use processing::Processor;
+pub use spare_requests::spare_request;
 
 use processing::{InFlight, Stage};
 

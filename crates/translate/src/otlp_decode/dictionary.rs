@@ -1,46 +1,49 @@
 //! The dictionary: the tables that profiles index into.
 
 use super::common::any_value;
-use super::set_once;
 use super::wire::{field_counts, fields, int32, int64};
-use super::Fast;
+use super::{emptied, set_once, Fast, Refill};
 use crate::otlp::{
     Function, KeyValueAndUnit, Line, Link, Location, Mapping, ProfilesDictionary, Stack,
 };
 
-pub(super) fn dictionary(message: &[u8]) -> Fast<ProfilesDictionary> {
+/// Decodes into `dictionary`, reusing its tables' memory.
+pub(super) fn dictionary(message: &[u8], dictionary: &mut ProfilesDictionary) -> Fast<()> {
     let [_, mappings, locations, functions, links, strings, attributes, stacks] =
         field_counts(message)?;
-    let mut dictionary = ProfilesDictionary {
-        mapping_table: Vec::with_capacity(mappings),
-        location_table: Vec::with_capacity(locations),
-        function_table: Vec::with_capacity(functions),
-        link_table: Vec::with_capacity(links),
-        string_table: Vec::with_capacity(strings),
-        attribute_table: Vec::with_capacity(attributes),
-        stack_table: Vec::with_capacity(stacks),
-    };
+    let mut mapping_table = Refill::new(&mut dictionary.mapping_table, mappings);
+    let mut location_table = Refill::new(&mut dictionary.location_table, locations);
+    let mut function_table = Refill::new(&mut dictionary.function_table, functions);
+    let mut link_table = Refill::new(&mut dictionary.link_table, links);
+    let mut string_table = Refill::new(&mut dictionary.string_table, strings);
+    let mut attribute_table = Refill::new(&mut dictionary.attribute_table, attributes);
+    let mut stack_table = Refill::new(&mut dictionary.stack_table, stacks);
     let mut lines = Vec::new();
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => dictionary.mapping_table.push(mapping(field.bytes()?)?),
-            2 => dictionary
-                .location_table
-                .push(location(field.bytes()?, &mut lines)?),
-            3 => dictionary.function_table.push(function(field.bytes()?)?),
-            4 => dictionary.link_table.push(link(field.bytes()?)?),
-            5 => dictionary.string_table.push(field.string()?),
-            6 => dictionary.attribute_table.push(attribute(field.bytes()?)?),
-            7 => dictionary.stack_table.push(stack(field.bytes()?)?),
+            1 => mapping(field.bytes()?, mapping_table.next()?)?,
+            2 => location(field.bytes()?, location_table.next()?, &mut lines)?,
+            3 => *function_table.next()? = function(field.bytes()?)?,
+            4 => *link_table.next()? = link(field.bytes()?)?,
+            5 => {
+                let string = string_table.next()?;
+                string.clear();
+                string.push_str(field.str()?);
+            }
+            6 => *attribute_table.next()? = attribute(field.bytes()?)?,
+            7 => stack(field.bytes()?, stack_table.next()?)?,
             _ => {}
         }
     }
-    Ok(dictionary)
+    Ok(())
 }
 
-fn mapping(message: &[u8]) -> Fast<Mapping> {
-    let mut mapping = Mapping::default();
+fn mapping(message: &[u8], mapping: &mut Mapping) -> Fast<()> {
+    *mapping = Mapping {
+        attribute_indices: emptied(&mut mapping.attribute_indices),
+        ..Mapping::default()
+    };
     for field in fields(message) {
         let field = field?;
         match field.number {
@@ -52,14 +55,19 @@ fn mapping(message: &[u8]) -> Fast<Mapping> {
             _ => {}
         }
     }
-    Ok(mapping)
+    Ok(())
 }
 
-/// `lines` gathers the location's lines before they are copied into a
-/// vector of their exact size (cheaper than counting them first).
-fn location(message: &[u8], lines: &mut Vec<Line>) -> Fast<Location> {
+/// `lines` gathers the location's lines before they are copied into the
+/// location's vector, at their exact size when it is new (cheaper than
+/// counting them first).
+fn location(message: &[u8], location: &mut Location, lines: &mut Vec<Line>) -> Fast<()> {
     lines.clear();
-    let mut location = Location::default();
+    *location = Location {
+        lines: emptied(&mut location.lines),
+        attribute_indices: emptied(&mut location.attribute_indices),
+        ..Location::default()
+    };
     for field in fields(message) {
         let field = field?;
         match field.number {
@@ -70,8 +78,9 @@ fn location(message: &[u8], lines: &mut Vec<Line>) -> Fast<Location> {
             _ => {}
         }
     }
-    location.lines = lines.to_vec();
-    Ok(location)
+    location.lines.reserve_exact(lines.len());
+    location.lines.extend_from_slice(lines);
+    Ok(())
 }
 
 fn line(message: &[u8]) -> Fast<Line> {
@@ -130,13 +139,15 @@ fn attribute(message: &[u8]) -> Fast<KeyValueAndUnit> {
     Ok(attribute)
 }
 
-fn stack(message: &[u8]) -> Fast<Stack> {
-    let mut stack = Stack::default();
+fn stack(message: &[u8], stack: &mut Stack) -> Fast<()> {
+    *stack = Stack {
+        location_indices: emptied(&mut stack.location_indices),
+    };
     for field in fields(message) {
         let field = field?;
         if field.number == 1 {
             field.append_int32s(&mut stack.location_indices)?;
         }
     }
-    Ok(stack)
+    Ok(())
 }

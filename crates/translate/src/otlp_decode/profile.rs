@@ -1,21 +1,23 @@
 //! A profile and its samples.
 
-use super::set_once;
 use super::wire::{field_counts, fields, int32, int64, uint32};
-use super::Fast;
+use super::{emptied, set_once, Fast, Refill};
 use crate::otlp::{Profile, Sample, ValueType};
 
-pub(super) fn profile(message: &[u8]) -> Fast<Profile> {
+/// Decodes into `profile`, reusing its samples' memory.
+pub(super) fn profile(message: &[u8], profile: &mut Profile) -> Fast<()> {
     let [_, _, samples] = field_counts(message)?;
-    let mut profile = Profile {
-        samples: Vec::with_capacity(samples),
+    *profile = Profile {
+        samples: std::mem::take(&mut profile.samples),
+        attribute_indices: emptied(&mut profile.attribute_indices),
         ..Profile::default()
     };
+    let mut kept_samples = Refill::new(&mut profile.samples, samples);
     for field in fields(message) {
         let field = field?;
         match field.number {
             1 => set_once(&mut profile.sample_type, value_type(field.bytes()?)?)?,
-            2 => profile.samples.push(sample(field.bytes()?)?),
+            2 => sample(field.bytes()?, kept_samples.next()?)?,
             3 => profile.time_unix_nano = field.fixed64()?,
             4 => profile.duration_nano = field.varint()?,
             5 => set_once(&mut profile.period_type, value_type(field.bytes()?)?)?,
@@ -28,7 +30,7 @@ pub(super) fn profile(message: &[u8]) -> Fast<Profile> {
             _ => {}
         }
     }
-    Ok(profile)
+    Ok(())
 }
 
 fn value_type(message: &[u8]) -> Fast<ValueType> {
@@ -44,8 +46,13 @@ fn value_type(message: &[u8]) -> Fast<ValueType> {
     Ok(value_type)
 }
 
-fn sample(message: &[u8]) -> Fast<Sample> {
-    let mut sample = Sample::default();
+fn sample(message: &[u8], sample: &mut Sample) -> Fast<()> {
+    *sample = Sample {
+        attribute_indices: emptied(&mut sample.attribute_indices),
+        values: emptied(&mut sample.values),
+        timestamps_unix_nano: emptied(&mut sample.timestamps_unix_nano),
+        ..Sample::default()
+    };
     for field in fields(message) {
         let field = field?;
         match field.number {
@@ -57,5 +64,5 @@ fn sample(message: &[u8]) -> Fast<Sample> {
             _ => {}
         }
     }
-    Ok(sample)
+    Ok(())
 }

@@ -5,50 +5,61 @@ use opentelemetry_proto::tonic::common::v1::EntityRef;
 use super::common::key_value;
 use super::dictionary::dictionary;
 use super::profile::profile;
-use super::set_once;
 use super::wire::{field_counts, fields, uint32};
-use super::Fast;
+use super::{set_once, Fast, Refill, Unsupported};
 use crate::otlp::{
     ExportProfilesServiceRequest, InstrumentationScope, Resource, ResourceProfiles, ScopeProfiles,
 };
 
-pub(super) fn request(message: &[u8]) -> Fast<ExportProfilesServiceRequest> {
+/// The request in `spare`'s memory.
+pub(super) fn request(
+    message: &[u8],
+    mut spare: ExportProfilesServiceRequest,
+) -> Fast<ExportProfilesServiceRequest> {
     let [_, resource_profiles] = field_counts(message)?;
+    let mut spare_dictionary = spare.dictionary.take();
     let mut request = ExportProfilesServiceRequest {
-        resource_profiles: Vec::with_capacity(resource_profiles),
+        resource_profiles: spare.resource_profiles,
         dictionary: None,
     };
+    let mut resources = Refill::new(&mut request.resource_profiles, resource_profiles);
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => request
-                .resource_profiles
-                .push(resource_profile(field.bytes()?)?),
-            2 => set_once(&mut request.dictionary, dictionary(field.bytes()?)?)?,
+            1 => resource_profile(field.bytes()?, resources.next()?)?,
+            2 => {
+                // prost merges a second dictionary into the first.
+                if request.dictionary.is_some() {
+                    return Err(Unsupported);
+                }
+                let mut decoded = spare_dictionary.take().unwrap_or_default();
+                dictionary(field.bytes()?, &mut decoded)?;
+                request.dictionary = Some(decoded);
+            }
             _ => {}
         }
     }
+    drop(resources);
     Ok(request)
 }
 
-fn resource_profile(message: &[u8]) -> Fast<ResourceProfiles> {
+fn resource_profile(message: &[u8], resource_profile: &mut ResourceProfiles) -> Fast<()> {
     let [_, _, scope_profiles] = field_counts(message)?;
-    let mut resource_profile = ResourceProfiles {
-        scope_profiles: Vec::with_capacity(scope_profiles),
+    *resource_profile = ResourceProfiles {
+        scope_profiles: std::mem::take(&mut resource_profile.scope_profiles),
         ..ResourceProfiles::default()
     };
+    let mut scopes = Refill::new(&mut resource_profile.scope_profiles, scope_profiles);
     for field in fields(message) {
         let field = field?;
         match field.number {
             1 => set_once(&mut resource_profile.resource, resource(field.bytes()?)?)?,
-            2 => resource_profile
-                .scope_profiles
-                .push(scope_profile(field.bytes()?)?),
+            2 => scope_profile(field.bytes()?, scopes.next()?)?,
             3 => resource_profile.schema_url = field.string()?,
             _ => {}
         }
     }
-    Ok(resource_profile)
+    Ok(())
 }
 
 fn resource(message: &[u8]) -> Fast<Resource> {
@@ -90,22 +101,23 @@ fn entity_ref(message: &[u8]) -> Fast<EntityRef> {
     Ok(entity_ref)
 }
 
-fn scope_profile(message: &[u8]) -> Fast<ScopeProfiles> {
+fn scope_profile(message: &[u8], scope_profile: &mut ScopeProfiles) -> Fast<()> {
     let [_, _, profiles] = field_counts(message)?;
-    let mut scope_profile = ScopeProfiles {
-        profiles: Vec::with_capacity(profiles),
+    *scope_profile = ScopeProfiles {
+        profiles: std::mem::take(&mut scope_profile.profiles),
         ..ScopeProfiles::default()
     };
+    let mut kept_profiles = Refill::new(&mut scope_profile.profiles, profiles);
     for field in fields(message) {
         let field = field?;
         match field.number {
             1 => set_once(&mut scope_profile.scope, scope(field.bytes()?)?)?,
-            2 => scope_profile.profiles.push(profile(field.bytes()?)?),
+            2 => profile(field.bytes()?, kept_profiles.next()?)?,
             3 => scope_profile.schema_url = field.string()?,
             _ => {}
         }
     }
-    Ok(scope_profile)
+    Ok(())
 }
 
 fn scope(message: &[u8]) -> Fast<InstrumentationScope> {

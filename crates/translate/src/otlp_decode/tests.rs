@@ -120,3 +120,40 @@ proptest! {
         prop_assert_eq!(decoded.map(|d| d.encode_to_vec()), Some(bytes));
     }
 }
+
+/// Decoding into a spare request gives what a fresh decode gives, whether
+/// the spare has more or fewer entries at each level, or other contents.
+#[test]
+fn decoding_into_a_spare_request_forgets_what_it_held() {
+    let small = generated_request(StackShape::CallTree, 40, 1);
+    let large = generated_request(StackShape::Random, 400, 2);
+    let mut two_profiles = generated_request(StackShape::CallTree, 60, 3);
+    let extra = two_profiles.resource_profiles[0].scope_profiles[0].profiles[0].clone();
+    two_profiles.resource_profiles[0].scope_profiles[0]
+        .profiles
+        .push(extra);
+    let requests = [
+        small,
+        large,
+        two_profiles,
+        ExportProfilesServiceRequest::default(),
+    ];
+    for spare in &requests {
+        for wanted in &requests {
+            let bytes = wanted.encode_to_vec();
+            let decoded = super::decode_request_reusing(&bytes, spare.clone()).unwrap();
+            assert_eq!(&decoded, wanted);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn any_spare_decodes_like_none(wanted in request_strategy(), spare in request_strategy()) {
+        let bytes = wanted.encode_to_vec();
+        let decoded = super::decode_request_reusing(&bytes, spare).unwrap();
+        prop_assert_eq!(decoded.encode_to_vec(), bytes);
+    }
+}

@@ -47,10 +47,11 @@ impl<'a> Field<'a> {
     }
 
     pub fn string(self) -> Fast<String> {
-        let bytes = self.bytes()?;
-        std::str::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|_| Unsupported)
+        self.str().map(str::to_owned)
+    }
+
+    pub fn str(self) -> Fast<&'a str> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| Unsupported)
     }
 
     /// Appends a repeated `int32`, packed or not, as prost does.

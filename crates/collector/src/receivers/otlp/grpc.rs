@@ -11,7 +11,7 @@ use tonic::codegen::{http, Body, BoxFuture, Service, StdError};
 use tonic::server::NamedService;
 use tonic::Status;
 
-use profbridge_translate::decode_request;
+use profbridge_translate::decode_request_reusing;
 use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesServiceResponse};
 
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
@@ -22,7 +22,7 @@ use super::intake::{
     admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
 use super::retry_info;
-use crate::pipeline::PipelineHandle;
+use crate::pipeline::{spare_request, PipelineHandle};
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{BearerAuth, Security, TlsIncoming};
 
@@ -148,7 +148,7 @@ impl ExportServer {
             self.buffers.give_back(raw);
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let decoded = decode_request(&raw);
+        let decoded = decode_request_reusing(&raw, spare_request());
         let size = raw.len();
         self.buffers.give_back(raw);
         let request = decoded

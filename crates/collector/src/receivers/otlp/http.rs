@@ -14,7 +14,7 @@ use axum::Router;
 use prost::Message;
 use serde_json::json;
 
-use profbridge_translate::decode_request;
+use profbridge_translate::decode_request_reusing;
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 
@@ -26,7 +26,7 @@ use super::intake::{
     admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
 use super::retry_info;
-use crate::pipeline::PipelineHandle;
+use crate::pipeline::{spare_request, PipelineHandle};
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{protect_router, Security, TlsIncoming};
 
@@ -281,9 +281,8 @@ fn decode(
     raw: &[u8],
 ) -> Result<ExportProfilesServiceRequest, (StatusCode, String)> {
     match encoding {
-        Encoding::Protobuf => {
-            decode_request(raw).map_err(|e| (StatusCode::BAD_REQUEST, format!("protobuf: {e}")))
-        }
+        Encoding::Protobuf => decode_request_reusing(raw, spare_request())
+            .map_err(|e| (StatusCode::BAD_REQUEST, format!("protobuf: {e}"))),
         Encoding::Json => {
             request_from_json(raw).map_err(|e| (StatusCode::BAD_REQUEST, format!("json: {e}")))
         }
