@@ -7,6 +7,7 @@ use std::io::Read;
 use bytes::Bytes;
 
 use super::decompressed::{Decompressed, DecompressedBuffers};
+use super::gunzip::{gunzip, GunzipError};
 
 /// How a request body (HTTP) or message (gRPC) is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,18 +104,23 @@ pub fn decompress(
     let expected = decompressed_size_estimate(compression, &compressed, limit);
     let mut out = buffers.take();
     out.reserve(expected.min(MAX_PREALLOCATION));
-    let read = if compression == Compression::Gzip {
-        flate2::read::MultiGzDecoder::new(compressed.as_ref())
-            .take(read_limit)
-            .read_to_end(&mut out)
+    let error = if compression == Compression::Gzip {
+        let mut inflater = buffers.take_inflater();
+        let result = gunzip(&compressed, &mut out, limit, &mut inflater);
+        buffers.keep_inflater(inflater);
+        match result {
+            Ok(()) => None,
+            Err(GunzipError::TooLarge) => Some(DecompressError::TooLarge),
+            Err(GunzipError::Corrupt(error)) => Some(DecompressError::Corrupt(error)),
+        }
     } else {
-        zstd::stream::read::Decoder::new(compressed.as_ref())
-            .and_then(|decoder| decoder.take(read_limit).read_to_end(&mut out))
-    };
-    let error = match read {
-        Err(error) => Some(DecompressError::Corrupt(error)),
-        Ok(_) if out.len() > limit => Some(DecompressError::TooLarge),
-        Ok(_) => None,
+        let read = zstd::stream::read::Decoder::new(compressed.as_ref())
+            .and_then(|decoder| decoder.take(read_limit).read_to_end(&mut out));
+        match read {
+            Err(error) => Some(DecompressError::Corrupt(error)),
+            Ok(_) if out.len() > limit => Some(DecompressError::TooLarge),
+            Ok(_) => None,
+        }
     };
     match error {
         Some(error) => {

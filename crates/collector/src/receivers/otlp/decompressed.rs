@@ -1,11 +1,13 @@
-//! The buffers compressed requests are decompressed into, kept for later
-//! requests: a fresh megabyte buffer for each request is faulted in page
-//! by page, and given back to the system soon after it is freed.
+//! The buffers compressed requests are decompressed into, and the inflate
+//! states, kept for later requests: a fresh megabyte buffer for each
+//! request is faulted in page by page, and given back to the system soon
+//! after it is freed.
 
 use std::ops::Deref;
 use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
+use flate2::Decompress;
 
 /// Buffers kept: about as many as requests are decoded at once.
 const MAX_KEPT: usize = 2;
@@ -31,11 +33,19 @@ impl Deref for Decompressed {
     }
 }
 
-/// Emptied decompression buffers; a receiver shares one set between its
-/// requests.
-#[derive(Debug, Default)]
+/// Emptied decompression buffers, and inflate states; a receiver shares
+/// one set between its requests.
+#[derive(Default)]
 pub struct DecompressedBuffers {
     free: Mutex<Vec<Vec<u8>>>,
+    inflaters: Mutex<Vec<Decompress>>,
+}
+
+impl std::fmt::Debug for DecompressedBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecompressedBuffers")
+            .finish_non_exhaustive()
+    }
 }
 
 impl DecompressedBuffers {
@@ -53,6 +63,26 @@ impl DecompressedBuffers {
     pub fn give_back(&self, decompressed: Decompressed) {
         if let Decompressed::Buffer(buffer) = decompressed {
             self.keep(buffer);
+        }
+    }
+
+    /// A raw-deflate inflate state, kept from an earlier request if there
+    /// is one.
+    pub(super) fn take_inflater(&self) -> Decompress {
+        self.inflaters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_else(|| Decompress::new(false))
+    }
+
+    pub(super) fn keep_inflater(&self, inflater: Decompress) {
+        let mut kept = self
+            .inflaters
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < MAX_KEPT {
+            kept.push(inflater);
         }
     }
 
