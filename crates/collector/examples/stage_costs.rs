@@ -1,7 +1,8 @@
 //! Times each stage the collector runs per request, on one thread, for a
 //! generated request of STACKS stacks: gunzip, protobuf decode (prost's,
-//! then `decode_request`, which the collector uses), validation, the memory
-//! estimate, OTLP → pprof, pprof encode, gzip, and dropping.
+//! then `decode_request`), validation, the memory estimate, OTLP → pprof,
+//! pprof encode, gzip, dropping, and decoding into the previous round's
+//! request, as the collector's receivers do.
 //!
 //! Usage: stage_costs [STACKS=2000] [ROUNDS=50]
 //! Environment: RANDOM_SHAPE=1 for `ebpf_like_request` instead of
@@ -24,7 +25,8 @@ use std::time::{Duration, Instant};
 use profbridge_collector::pipeline::memory_estimate;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{
-    decode_request, otlp_to_pprof, otlp_to_unassembled_pprof, validate_request, ToPprofOptions,
+    decode_request, decode_request_reusing, otlp_to_pprof, otlp_to_unassembled_pprof,
+    validate_request, ToPprofOptions,
 };
 use prost::Message;
 
@@ -100,7 +102,7 @@ fn main() {
         export_only(&encoded, dir.to_str().unwrap(), rounds);
         return;
     }
-    let mut totals = [Duration::ZERO; 12];
+    let mut totals = [Duration::ZERO; 13];
     let names = [
         "gunzip",
         "decode (prost)",
@@ -114,15 +116,17 @@ fn main() {
         "gzip 1 (ours)",
         "drop pprof",
         "drop request",
+        "decode into a spare",
     ];
     let mut out_bytes = 0;
     let mut zlib_bytes = 0;
     let mut raw_bytes = 0;
     let mut compressor = profbridge_pprof::GzipCompressor::new(1);
     let mut pprof_gz = Vec::new();
+    let mut spare = ExportProfilesServiceRequest::default();
     for _ in 0..rounds {
         let mut t = Instant::now();
-        let mut lap = |i: usize, totals: &mut [Duration; 12]| {
+        let mut lap = |i: usize, totals: &mut [Duration; 13]| {
             let now = Instant::now();
             totals[i] += now - t;
             t = now;
@@ -193,6 +197,8 @@ fn main() {
         lap(10, &mut totals);
         drop(request);
         lap(11, &mut totals);
+        spare = decode_request_reusing(raw.as_slice(), std::mem::take(&mut spare)).unwrap();
+        lap(12, &mut totals);
     }
     println!(
         "request: {} bytes, {} gzipped; pprof {} bytes, pprof.gz {} bytes (zlib-rs: {})",

@@ -172,7 +172,9 @@ mod tests {
     }
 
     fn profile_like(len: usize) -> Vec<u8> {
-        (0..len).map(|i| ((i % 251) ^ ((i / 7) % 13)) as u8).collect()
+        (0..len)
+            .map(|i| ((i % 251) ^ ((i / 7) % 13)) as u8)
+            .collect()
     }
 
     #[test]
