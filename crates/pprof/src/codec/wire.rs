@@ -119,25 +119,6 @@ pub fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-/// About how many bytes [`write_after_samples`] writes, never fewer: for
-/// reserving the output once.
-pub fn after_samples_len_bound(profile: &Profile) -> usize {
-    const MAX_FIELD: usize = 11;
-    let lines: usize = profile.location.iter().map(|l| l.line.len()).sum();
-    let strings: usize = profile
-        .string_table
-        .iter()
-        .map(|s| s.len() + MAX_FIELD)
-        .sum();
-    profile.mapping.len() * (12 + 10 * MAX_FIELD)
-        + profile.location.len() * (12 + 4 * MAX_FIELD)
-        + lines * (12 + 3 * MAX_FIELD)
-        + profile.function.len() * (12 + 5 * MAX_FIELD)
-        + strings
-        + profile.comment.len() * 10
-        + 12 * (MAX_FIELD + 12)
-}
-
 #[inline]
 #[allow(clippy::manual_div_ceil)] // `div_ceil` also takes a remainder: slower.
 pub fn varint_len(value: u64) -> usize {
@@ -259,8 +240,5 @@ mod tests {
         let mut out = Vec::new();
         write_profile(&profile, &mut out);
         assert_eq!(out, profile.encode_to_vec());
-        let mut after_samples = Vec::new();
-        write_after_samples(&profile, &mut after_samples);
-        assert!(after_samples_len_bound(&profile) >= after_samples.len());
     }
 }

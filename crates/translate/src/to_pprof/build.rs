@@ -6,8 +6,8 @@ mod tables;
 use profbridge_pprof::{Label, Line, Mapping, Profile as Pprof, StringInterner, ValueType};
 
 use super::labels::{attribute_labels, LabelOut};
-use super::rows::{collect_rows, Row};
-use super::samples::Samples;
+use super::rows::{collect_rows, Row, Rows};
+use super::samples::{Samples, SamplesSize};
 use super::{profile_attributes, string_at, ToPprofOptions};
 use crate::keys::{
     ATTR_TYPES_LABEL, BUILD_ID_GNU, BUILD_ID_GO, BUILD_ID_HTLHASH, COMMENT, DEFAULT_SAMPLE_TYPE,
@@ -62,14 +62,26 @@ pub(super) fn pprof_of_group(
     }
     let spare_rows = std::mem::take(&mut buffers.rows);
     let mut rows = collect_rows(&columns, width, options.aggregate_timestamps, spare_rows);
-    builder.tables(&rows, &mut buffers.tables, &mut buffers.reach);
+    let stacks = builder.tables(&rows, &mut buffers.tables, &mut buffers.reach);
+    let size = SamplesSize {
+        labels: label_estimate(&rows, &buffers.tables, copied.len()),
+        ..stacks
+    };
     let spare_samples = std::mem::take(&mut buffers.samples);
-    builder.samples = Samples::for_rows(&mut rows, width, spare_samples);
+    builder.samples = Samples::for_rows(&mut rows, width, size, spare_samples);
     for row in &rows.rows {
         builder.row(row, rows.attributes(row), &buffers.tables, copied);
     }
     buffers.rows = rows;
     builder.finish(buffers)
+}
+
+/// About how many labels the rows get: one per attribute (arrays get
+/// more), per copied attribute, per frame-types label, and two per link.
+fn label_estimate(rows: &Rows, tables: &Tables, copied: usize) -> usize {
+    let per_row = copied + usize::from(tables.has_frame_types());
+    let linked = rows.rows.iter().filter(|row| row.link != 0).count();
+    rows.attribute_count() + rows.rows.len() * per_row + 2 * linked
 }
 
 /// pprof index of each OTLP profile: `pprof.scope.sample_type_order` when
@@ -128,15 +140,19 @@ struct AttributeLabels<'d> {
 /// [`Samples`]) and its frame-types label.
 #[derive(Clone, Copy)]
 struct StackLabels {
-    location_ids: usize,
-    frame_types: Option<Label>,
+    location_ids: u32,
+    /// Whether it has a frame-types label, and the string index of its
+    /// value (the key is [`Builder::frame_types_key`]).
+    typed: bool,
+    frame_types: i64,
 }
 
 struct Builder<'d> {
     d: &'d ProfilesDictionary,
     strings: StringInterner,
-    /// pprof string index by dictionary string index, filled as used.
-    interned: Vec<Option<i64>>,
+    /// pprof string index plus one by dictionary string index, filled as
+    /// used (0: not yet).
+    interned: Vec<u32>,
     out: Pprof,
     samples: Samples,
     /// By attribute index, filled as samples use them.
@@ -149,6 +165,9 @@ struct Builder<'d> {
     keys: Vec<&'d str>,
     /// The `profile.frame.types` value of the stack being built.
     frame_types_text: String,
+    /// The string index of `profile.frame.types`, once a stack has that
+    /// label.
+    frame_types_key: i64,
     /// Emptied line vectors for new locations, the next to use last.
     spare_lines: Vec<Vec<Line>>,
 }
@@ -171,7 +190,7 @@ impl<'d> Builder<'d> {
         Self {
             d,
             strings,
-            interned: nones(std::mem::take(&mut buffers.interned), d.string_table.len()),
+            interned: zeros(std::mem::take(&mut buffers.interned), d.string_table.len()),
             out,
             samples: Samples::default(),
             attributes: std::iter::repeat_with(|| None)
@@ -181,6 +200,7 @@ impl<'d> Builder<'d> {
             links: nones(std::mem::take(&mut buffers.links), d.link_table.len()),
             keys: Vec::new(),
             frame_types_text: String::new(),
+            frame_types_key: 0,
             spare_lines: std::mem::take(&mut buffers.spare_lines),
         }
     }
@@ -204,12 +224,15 @@ impl<'d> Builder<'d> {
     /// The pprof string index of dictionary string `index`.
     fn intern_text(&mut self, index: i32) -> i64 {
         let slot = usize::try_from(index).ok();
-        if let Some(&Some(known)) = slot.and_then(|i| self.interned.get(i)) {
-            return known;
+        if let Some(&known) = slot.and_then(|i| self.interned.get(i)) {
+            if known != 0 {
+                return i64::from(known - 1);
+            }
         }
         let interned = self.strings.intern(self.text(index));
-        if let Some(entry) = slot.and_then(|i| self.interned.get_mut(i)) {
-            *entry = Some(interned);
+        let entry = slot.and_then(|i| self.interned.get_mut(i));
+        if let (Some(entry), Ok(plus_one)) = (entry, u32::try_from(interned + 1)) {
+            *entry = plus_one;
         }
         interned
     }
@@ -335,8 +358,12 @@ impl<'d> Builder<'d> {
             self.push_attribute(&kv.key, &value, "", &mut labels, &mut hints);
             self.samples.extend_labels(&labels);
         }
-        if let Some(label) = stack_labels.frame_types {
-            self.samples.push_label(label);
+        if stack_labels.typed {
+            self.samples.push_label(Label {
+                key: self.frame_types_key,
+                str: stack_labels.frame_types,
+                ..Label::default()
+            });
         }
         if let Some([trace_id, span_id]) = self.link_labels(row.link) {
             self.samples.push_label(trace_id);
@@ -354,8 +381,8 @@ impl<'d> Builder<'d> {
         self.samples.push_row(
             stack_labels.location_ids,
             labels_start,
-            row.values.clone(),
-            row.timestamps.clone(),
+            row.values,
+            row.timestamps,
         );
     }
 
@@ -387,19 +414,28 @@ impl<'d> Builder<'d> {
             .and_then(|s| self.d.stack_table.get(s))
             .map(|s| s.location_indices.as_slice())
             .unwrap_or_default();
-        let location_ids = self
-            .samples
-            .add_stack(location_indices.iter().map(|&i| tables.location(i).0));
+        let mut typed = false;
+        let location_ids = self.samples.add_stack(location_indices.iter().map(|&i| {
+            let (id, frame_type) = tables.location(i);
+            typed |= frame_type.is_some();
+            id
+        }));
         let mut text = std::mem::take(&mut self.frame_types_text);
-        let typed = frame_types::encode_into(
-            &mut text,
-            location_indices.iter().map(|&i| tables.location(i).1),
-            |t, out| out.push_str(tables.escaped_frame_type(t)),
-        );
-        let frame_types = typed.then(|| self.str_label(FRAME_TYPES_LABEL, &text));
+        let mut frame_types = 0;
+        if typed {
+            frame_types::encode_into(
+                &mut text,
+                location_indices.iter().map(|&i| tables.location(i).1),
+                |t, out| out.push_str(tables.escaped_frame_type(t)),
+            );
+            let label = self.str_label(FRAME_TYPES_LABEL, &text);
+            self.frame_types_key = label.key;
+            frame_types = label.str;
+        }
         self.frame_types_text = text;
         let labels = StackLabels {
             location_ids,
+            typed,
             frame_types,
         };
         if let Some(entry) = slot.and_then(|s| self.stacks.get_mut(s)) {
@@ -458,6 +494,13 @@ impl<'d> Builder<'d> {
             ..Label::default()
         }
     }
+}
+
+/// `vector`, emptied, with `len` zeros.
+fn zeros(mut vector: Vec<u32>, len: usize) -> Vec<u32> {
+    vector.clear();
+    vector.resize(len, 0);
+    vector
 }
 
 /// `vector`, emptied, with `len` times `None`.

@@ -1,19 +1,17 @@
 //! A pprof's samples before they are spelled out: each distinct stack's
-//! location ids and each row's labels are held once, however many samples
-//! (one per timestamp) share them, and everything sits in a few shared
-//! vectors. They become `Sample`s for callers that want the profile
-//! itself, or protobuf bytes directly for those that only write it out,
-//! which skips building a `Sample` per observation.
-
-use std::ops::Range;
+//! location ids (as the protobuf field its samples carry) and each row's
+//! labels are held once, however many samples (one per timestamp) share
+//! them, and everything sits in a few shared vectors. They become
+//! `Sample`s for callers that want the profile itself, or protobuf bytes
+//! directly for those that only write it out, which skips building a
+//! `Sample` per observation.
 
 use profbridge_pprof::wire::{
-    after_samples_len_bound, put_packed, put_varint, varint_len, write_after_samples, write_label,
-    write_sample_types,
+    put_packed, put_varint, varint_len, write_after_samples, write_label, write_sample_types,
 };
 use profbridge_pprof::{Label, Profile as Pprof, Sample};
 
-use super::rows::Rows;
+use super::rows::{index32, Rows, Span};
 
 /// profile.proto's `Profile.sample` and `Sample.label` field numbers.
 const PROFILE_SAMPLE: u8 = 2;
@@ -25,10 +23,8 @@ const SAMPLE_LABEL_TAG: u8 = SAMPLE_LABEL << 3 | 2;
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Samples {
-    /// Every distinct stack's location ids, back to back.
-    location_ids: Vec<u64>,
-    /// Each stack's range in `location_ids`.
-    stacks: Vec<Range<usize>>,
+    /// Every distinct stack's `Sample.location_id` field, encoded.
+    stacks: EncodedFields,
     /// Every row's labels, back to back.
     labels: Vec<Label>,
     rows: Vec<SampleRow>,
@@ -45,23 +41,33 @@ pub(super) struct Samples {
 /// sample carries the row's labels and a timestamp label.
 #[derive(Debug, Clone)]
 struct SampleRow {
-    stack: usize,
-    labels: Range<usize>,
-    values: Range<usize>,
-    timestamps: Range<usize>,
+    /// A handle of [`Samples::add_stack`].
+    stack: u32,
+    labels: Span,
+    values: Span,
+    timestamps: Span,
+}
+
+/// How much room samples need: for `stacks` distinct stacks whose
+/// `Sample.location_id` fields take `stack_bytes` in all, and about
+/// `labels` labels.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SamplesSize {
+    pub stacks: usize,
+    pub stack_bytes: usize,
+    pub labels: usize,
 }
 
 impl Samples {
     /// Samples for `rows`, in `spare`'s memory; they take over the rows'
     /// values and timestamps, and leave `rows` spare's emptied vectors for
     /// them. [`Samples::push_row`] then adds each row.
-    pub fn for_rows(rows: &mut Rows, width: usize, spare: Self) -> Self {
+    pub fn for_rows(rows: &mut Rows, width: usize, size: SamplesSize, spare: Self) -> Self {
         let mut samples = Self {
             width,
             timestamp_key: 0,
             ..spare
         };
-        samples.location_ids.clear();
         samples.stacks.clear();
         samples.labels.clear();
         samples.rows.clear();
@@ -69,15 +75,25 @@ impl Samples {
         samples.timestamps.clear();
         std::mem::swap(&mut samples.values, &mut rows.values);
         std::mem::swap(&mut samples.timestamps, &mut rows.timestamps);
+        samples.stacks.reserve(size.stacks, size.stack_bytes);
         samples.rows.reserve(rows.rows.len());
-        samples.labels.reserve(rows.rows.len() * 2);
+        samples.labels.reserve(size.labels);
         samples
+    }
+
+    /// Gives back the rows' values and timestamps that
+    /// [`Samples::for_rows`] took, emptied, so that only one of `rows` and
+    /// these samples keeps them.
+    pub fn give_back_values(&mut self, rows: &mut Rows) {
+        rows.keep_larger(
+            std::mem::take(&mut self.values),
+            std::mem::take(&mut self.timestamps),
+        );
     }
 
     /// The bytes these samples hold allocated.
     pub fn capacity_bytes(&self) -> usize {
-        self.location_ids.capacity() * size_of::<u64>()
-            + self.stacks.capacity() * size_of::<Range<usize>>()
+        self.stacks.capacity_bytes()
             + self.labels.capacity() * size_of::<Label>()
             + self.rows.capacity() * size_of::<SampleRow>()
             + self.values.capacity() * size_of::<i64>()
@@ -86,11 +102,9 @@ impl Samples {
 
     /// Adds a distinct stack's location ids; returns its handle for
     /// [`Samples::push_row`].
-    pub fn add_stack(&mut self, location_ids: impl Iterator<Item = u64>) -> usize {
-        let start = self.location_ids.len();
-        self.location_ids.extend(location_ids);
-        self.stacks.push(start..self.location_ids.len());
-        self.stacks.len() - 1
+    pub fn add_stack(&mut self, location_ids: impl Iterator<Item = u64>) -> u32 {
+        self.stacks
+            .push_with(|out| put_packed_once(out, SAMPLE_LOCATION_ID, location_ids))
     }
 
     /// Whether `timestamp_ns` is interned: never at index 0, which is "".
@@ -117,16 +131,10 @@ impl Samples {
 
     /// Adds a row of [`Rows`], whose labels are those pushed since
     /// `labels_start`.
-    pub fn push_row(
-        &mut self,
-        stack: usize,
-        labels_start: usize,
-        values: Range<usize>,
-        timestamps: Range<usize>,
-    ) {
+    pub fn push_row(&mut self, stack: u32, labels_start: usize, values: Span, timestamps: Span) {
         self.rows.push(SampleRow {
             stack,
-            labels: labels_start..self.labels.len(),
+            labels: Span::new(labels_start..self.labels.len()),
             values,
             timestamps,
         });
@@ -139,15 +147,20 @@ impl Samples {
             .sum()
     }
 
-    fn location_ids(&self, stack: usize) -> &[u64] {
-        self.stacks
-            .get(stack)
-            .and_then(|range| self.location_ids.get(range.clone()))
-            .unwrap_or_default()
+    /// The location ids of stack `stack` into `ids` (emptied first).
+    fn location_ids(&self, stack: u32, ids: &mut Vec<u64>) {
+        ids.clear();
+        // The field's tag, its length, then the ids.
+        let mut field = self.stacks.get(stack as usize).get(1..).unwrap_or_default();
+        if read_varint(&mut field).is_some() {
+            while let Some(id) = read_varint(&mut field) {
+                ids.push(id);
+            }
+        }
     }
 
     fn row_labels(&self, row: &SampleRow) -> &[Label] {
-        self.labels.get(row.labels.clone()).unwrap_or_default()
+        self.labels.get(row.labels.range()).unwrap_or_default()
     }
 
     fn timestamp_label(&self, timestamp: u64) -> Label {
@@ -164,11 +177,11 @@ impl Samples {
         row: &'a SampleRow,
     ) -> impl Iterator<Item = (&'a [i64], Option<u64>)> + 'a {
         let untimed = row.timestamps.is_empty().then(|| {
-            let values = self.values.get(row.values.clone()).unwrap_or_default();
+            let values = self.values.get(row.values.range()).unwrap_or_default();
             (values, None)
         });
-        let timed = row.timestamps.clone().enumerate().map(move |(k, t)| {
-            let start = row.values.start + k * self.width;
+        let timed = row.timestamps.range().enumerate().map(move |(k, t)| {
+            let start = row.values.start() + k * self.width;
             let values = self
                 .values
                 .get(start..start + self.width)
@@ -181,15 +194,16 @@ impl Samples {
     /// The samples spelled out, in row order.
     pub fn into_samples(self) -> Vec<Sample> {
         let mut samples = Vec::with_capacity(self.count());
+        let mut location_id = Vec::new();
         for row in &self.rows {
-            let location_id = self.location_ids(row.stack);
+            self.location_ids(row.stack, &mut location_id);
             let labels = self.row_labels(row);
             for (values, timestamp) in self.samples_of(row) {
                 let mut label = Vec::with_capacity(labels.len() + 1);
                 label.extend_from_slice(labels);
                 label.extend(timestamp.map(|t| self.timestamp_label(t)));
                 samples.push(Sample {
-                    location_id: location_id.to_vec(),
+                    location_id: location_id.clone(),
                     value: values.to_vec(),
                     label,
                 });
@@ -202,27 +216,22 @@ impl Samples {
     /// with these samples, as protobuf: byte for byte what prost writes
     /// for the spelled-out profile. `fields` is working memory.
     pub fn encode_with(&self, head: &Pprof, out: &mut Vec<u8>, fields: &mut SampleFields) {
-        let SampleFields { stacks, labels } = fields;
-        // Location ids take about two bytes each.
-        let stack_bytes = 2 * self.location_ids.len() + 4 * self.stacks.len();
-        stacks.fill(self.stacks.iter(), stack_bytes, |range, out| {
-            let ids = self.location_ids.get(range.clone()).unwrap_or_default();
-            put_packed(out, SAMPLE_LOCATION_ID, ids.iter().copied());
-        });
-        let label_bytes = 8 * self.labels.len();
+        let SampleFields { labels } = fields;
+        let label_bytes = self.labels.iter().map(|l| 2 + label_len(l)).sum();
         labels.fill(self.rows.iter(), label_bytes, |row, out| {
             for label in self.row_labels(row) {
                 put_label(out, label);
             }
         });
-        let (stacks, labels) = (&*stacks, &*labels);
+        let (stacks, labels) = (&self.stacks, &*labels);
 
         let mut sample_bytes = 0;
         self.for_each_sample(stacks, labels, |parts| {
             sample_bytes += field_len(parts.len());
         });
         out.clear();
-        out.reserve((head.sample_type.len() * 24) + sample_bytes + after_samples_len_bound(head));
+        // `head` has no samples: its length is that of everything else.
+        out.reserve(sample_bytes + prost::Message::encoded_len(head));
         write_sample_types(head, out);
         self.for_each_sample(stacks, labels, |parts| {
             out.push(PROFILE_SAMPLE_TAG);
@@ -244,7 +253,7 @@ impl Samples {
         mut visit: impl FnMut(SampleParts<'a>),
     ) {
         for (r, row) in self.rows.iter().enumerate() {
-            let stack = stacks.get(row.stack);
+            let stack = stacks.get(row.stack as usize);
             let row_labels = labels.get(r);
             for (values, timestamp) in self.samples_of(row) {
                 visit(SampleParts {
@@ -259,24 +268,23 @@ impl Samples {
     }
 }
 
-/// What encoding samples writes once and copies into every sample: each
-/// stack's location ids and each row's labels, as protobuf fields. Kept
-/// between encodings for its memory.
+/// What encoding samples writes once and copies into every sample of a
+/// row: its labels, as protobuf fields. Kept between encodings for its
+/// memory.
 #[derive(Debug, Default)]
 pub(super) struct SampleFields {
-    stacks: EncodedFields,
     labels: EncodedFields,
 }
 
 impl SampleFields {
     /// The bytes these fields hold allocated.
     pub fn capacity_bytes(&self) -> usize {
-        self.stacks.capacity_bytes() + self.labels.capacity_bytes()
+        self.labels.capacity_bytes()
     }
 }
 
 /// Protobuf fields written once per item (a stack, a row), back to back.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 struct EncodedFields {
     bytes: Vec<u8>,
     ends: Vec<usize>,
@@ -291,14 +299,30 @@ impl EncodedFields {
         capacity: usize,
         mut write: impl FnMut(T, &mut Vec<u8>),
     ) {
-        self.bytes.clear();
-        self.ends.clear();
-        self.bytes.reserve(capacity);
-        self.ends.reserve(items.len());
+        self.clear();
+        self.reserve(items.len(), capacity);
         for item in items {
             write(item, &mut self.bytes);
             self.ends.push(self.bytes.len());
         }
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
+    /// Room for `items` more items of `bytes` in all.
+    fn reserve(&mut self, items: usize, bytes: usize) {
+        self.bytes.reserve(bytes);
+        self.ends.reserve(items);
+    }
+
+    /// Adds an item, `write`'s fields; returns its index.
+    fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> u32 {
+        write(&mut self.bytes);
+        self.ends.push(self.bytes.len());
+        index32(self.ends.len() - 1)
     }
 
     fn capacity_bytes(&self) -> usize {
@@ -339,6 +363,50 @@ impl SampleParts<'_> {
     }
 }
 
+/// What `put_packed` writes (nothing when there are no values), in one pass
+/// over the values: their length prefix is made room for once they are
+/// written, which moves them only when it takes more than a byte.
+fn put_packed_once(out: &mut Vec<u8>, field: u8, values: impl Iterator<Item = u64>) {
+    let start = out.len();
+    out.push(field << 3 | 2);
+    out.push(0);
+    let body_start = out.len();
+    for value in values {
+        put_varint(out, value);
+    }
+    let len = out.len() - body_start;
+    if len == 0 {
+        out.truncate(start);
+        return;
+    }
+    let prefix_len = varint_len(len as u64);
+    if prefix_len > 1 {
+        out.resize(out.len() + prefix_len - 1, 0);
+        out.copy_within(body_start..body_start + len, body_start + prefix_len - 1);
+    }
+    let mut rest = len;
+    let prefix = out.get_mut(start + 1..start + 1 + prefix_len);
+    for (i, byte) in prefix.into_iter().flatten().enumerate() {
+        let more = if i + 1 < prefix_len { 0x80 } else { 0 };
+        *byte = (rest & 0x7f) as u8 | more;
+        rest >>= 7;
+    }
+}
+
+/// The varint `bytes` start with, which it moves past; `None` at the end
+/// (or when it is cut short).
+fn read_varint(bytes: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for (i, &byte) in bytes.iter().enumerate().take(10) {
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            *bytes = bytes.get(i + 1..).unwrap_or_default();
+            return Some(value);
+        }
+    }
+    None
+}
+
 /// Tag, length and body of a length-delimited field whose body is `len`.
 fn field_len(len: usize) -> usize {
     1 + varint_len(len as u64) + len
@@ -370,6 +438,32 @@ fn put_label(out: &mut Vec<u8>, label: &Label) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stacks_are_packed_as_the_general_writer_packs_them_and_read_back() {
+        // Bodies around each length prefix size, with ids of 1 to 10 bytes.
+        for count in [0, 1, 2, 63, 64, 127, 128, 129, 8000, 20000] {
+            let ids: Vec<u64> = (0..count)
+                .map(|i: u64| match i % 7 {
+                    0 => u64::MAX,
+                    1 => 1 << 35,
+                    _ => (i * 7919) % 40000,
+                })
+                .collect();
+            let mut fast = vec![9];
+            put_packed_once(&mut fast, SAMPLE_LOCATION_ID, ids.iter().copied());
+            let mut general = vec![9];
+            put_packed(&mut general, SAMPLE_LOCATION_ID, ids.iter().copied());
+            assert_eq!(fast, general, "{count} ids");
+
+            let mut samples = Samples::default();
+            samples.add_stack([5].into_iter());
+            let stack = samples.add_stack(ids.iter().copied());
+            let mut read = vec![1];
+            samples.location_ids(stack, &mut read);
+            assert_eq!(read, ids, "{count} ids");
+        }
+    }
 
     #[test]
     fn label_fields_match_the_general_writer() {

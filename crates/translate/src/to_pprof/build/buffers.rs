@@ -16,7 +16,7 @@ use super::StackLabels;
 pub(in crate::to_pprof) struct GroupBuffers {
     /// Holds the strings of pprofs given back, for new strings.
     pub(super) strings: StringInterner,
-    pub(super) interned: Vec<Option<i64>>,
+    pub(super) interned: Vec<u32>,
     pub(super) stacks: Vec<Option<StackLabels>>,
     pub(super) links: Vec<Option<[Label; 2]>>,
     pub(super) tables: Tables,
@@ -34,7 +34,7 @@ pub(in crate::to_pprof) struct GroupBuffers {
 impl GroupBuffers {
     /// Takes back the memory of a pprof built in these buffers, once it is
     /// written.
-    pub fn recycle(&mut self, head: Pprof, samples: Samples) {
+    pub fn recycle(&mut self, head: Pprof, mut samples: Samples) {
         let Pprof {
             mut location,
             mut function,
@@ -50,6 +50,7 @@ impl GroupBuffers {
         keep_larger(&mut self.locations, location);
         keep_larger(&mut self.functions, function);
         keep_larger(&mut self.mappings, mapping);
+        samples.give_back_values(&mut self.rows);
         if samples.capacity_bytes() > self.samples.capacity_bytes() {
             self.samples = samples;
         }
@@ -63,7 +64,7 @@ impl GroupBuffers {
             .map(|lines| lines.capacity().max(1) * size_of::<Line>())
             .sum();
         self.strings.capacity_bytes()
-            + self.interned.capacity() * size_of::<Option<i64>>()
+            + self.interned.capacity() * size_of::<u32>()
             + self.stacks.capacity() * size_of::<Option<StackLabels>>()
             + self.links.capacity() * size_of::<Option<[Label; 2]>>()
             + self.tables.capacity_bytes()

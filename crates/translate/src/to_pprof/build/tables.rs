@@ -6,21 +6,24 @@ use std::hash::{Hash, Hasher};
 use hashbrown::HashTable;
 use rustc_hash::FxHasher;
 
+use profbridge_pprof::wire::varint_len;
 use profbridge_pprof::{Function, Line, Location};
 
 use super::super::rows::Rows;
+use super::super::samples::SamplesSize;
 use super::Builder;
 use crate::keys::{FRAME_TYPE, IS_FOLDED};
 use crate::otlp::any_value;
 use crate::reserved::frame_types;
 
 /// Per OTLP location index: the pprof location id (0 when the rows do not
-/// reach it) and its frame type, an index into `escaped_frame_types`: the
-/// names as `profile.frame.types` items spell them.
+/// reach it) and its frame type, an index into `escaped_frame_types` (the
+/// names as `profile.frame.types` items spell them) plus one, or 0. Both
+/// are below the dictionary's location and attribute counts, far below
+/// 2^32; side by side, as stacks look both up.
 #[derive(Default)]
 pub(in crate::to_pprof) struct Tables {
-    location_ids: Vec<u64>,
-    frame_types: Vec<Option<usize>>,
+    locations: Vec<[u32; 2]>,
     escaped_frame_types: Vec<String>,
 }
 
@@ -31,8 +34,13 @@ impl Tables {
         let Ok(index) = usize::try_from(index) else {
             return (0, None);
         };
-        let id = self.location_ids.get(index).copied().unwrap_or(0);
-        (id, self.frame_types.get(index).copied().flatten())
+        let [id, frame_type] = self.locations.get(index).copied().unwrap_or([0, 0]);
+        (u64::from(id), (frame_type as usize).checked_sub(1))
+    }
+
+    /// Whether a location the rows reach has a frame type.
+    pub(super) fn has_frame_types(&self) -> bool {
+        !self.escaped_frame_types.is_empty()
     }
 
     pub(super) fn escaped_frame_type(&self, frame_type: usize) -> &str {
@@ -43,16 +51,13 @@ impl Tables {
 
     /// Empties the tables for a dictionary of `location_count` locations.
     fn reset(&mut self, location_count: usize) {
-        self.location_ids.clear();
-        self.location_ids.resize(location_count, 0);
-        self.frame_types.clear();
-        self.frame_types.resize(location_count, None);
+        self.locations.clear();
+        self.locations.resize(location_count, [0, 0]);
         self.escaped_frame_types.clear();
     }
 
     pub(in crate::to_pprof) fn capacity_bytes(&self) -> usize {
-        self.location_ids.capacity() * size_of::<u64>()
-            + self.frame_types.capacity() * size_of::<Option<usize>>()
+        self.locations.capacity() * size_of::<[u32; 2]>()
     }
 }
 
@@ -60,14 +65,17 @@ impl Tables {
 /// kept between pprofs for its memory.
 #[derive(Default)]
 pub(in crate::to_pprof) struct Reach {
-    locations: Vec<bool>,
-    location_indices: Vec<usize>,
+    /// Whether a row has the stack.
+    stacks: Vec<bool>,
+    /// How many times the rows' distinct stacks have the location.
+    locations: Vec<u32>,
+    location_indices: Vec<u32>,
     functions: Vec<bool>,
     mappings: Vec<bool>,
     function_indices: Vec<i32>,
     mapping_indices: Vec<i32>,
-    function_ids: Vec<u64>,
-    mapping_ids: Vec<u64>,
+    function_ids: Vec<u32>,
+    mapping_ids: Vec<u32>,
     location_attributes: LocationAttributes,
     by_content: LocationsByContent,
     /// The lines of the location being built.
@@ -76,13 +84,13 @@ pub(in crate::to_pprof) struct Reach {
 
 impl Reach {
     pub(in crate::to_pprof) fn capacity_bytes(&self) -> usize {
-        self.locations.capacity()
+        self.stacks.capacity()
             + self.functions.capacity()
             + self.mappings.capacity()
-            + self.location_indices.capacity() * size_of::<usize>()
+            + (self.locations.capacity() + self.location_indices.capacity()) * size_of::<u32>()
             + (self.function_indices.capacity() + self.mapping_indices.capacity())
                 * size_of::<i32>()
-            + (self.function_ids.capacity() + self.mapping_ids.capacity()) * size_of::<u64>()
+            + (self.function_ids.capacity() + self.mapping_ids.capacity()) * size_of::<u32>()
             + self.location_attributes.0.capacity() * size_of::<Option<LocationAttribute>>()
             + self.by_content.0.capacity() * (size_of::<usize>() + 1)
             + self.lines.capacity() * size_of::<Line>()
@@ -93,16 +101,41 @@ impl Builder<'_> {
     /// Fills `tables` with the locations, functions and mappings the rows
     /// reach, each table in dictionary order; OTLP locations that differ
     /// only in frame type are one pprof location. `reach` is working
-    /// memory.
-    pub(super) fn tables(&mut self, rows: &Rows, tables: &mut Tables, reach: &mut Reach) {
+    /// memory. Returns the room the rows' distinct stacks take in
+    /// [`Samples`](super::Samples).
+    pub(super) fn tables(
+        &mut self,
+        rows: &Rows,
+        tables: &mut Tables,
+        reach: &mut Reach,
+    ) -> SamplesSize {
         let location_count = self.d.location_table.len();
-        reset(&mut reach.locations, location_count);
+        reach.locations.clear();
+        reach.locations.resize(location_count, 0);
+        reset(&mut reach.stacks, self.d.stack_table.len());
+        let mut size = SamplesSize::default();
         for row in &rows.rows {
-            let stack = usize::try_from(row.stack)
-                .ok()
-                .and_then(|s| self.d.stack_table.get(s));
-            for &index in stack.map_or(&[][..], |s| &s.location_indices[..]) {
-                mark(&mut reach.locations, index);
+            let Ok(s) = usize::try_from(row.stack) else {
+                continue;
+            };
+            let (Some(seen), Some(stack)) = (reach.stacks.get_mut(s), self.d.stack_table.get(s))
+            else {
+                continue;
+            };
+            if std::mem::replace(seen, true) {
+                continue;
+            }
+            size.stacks += 1;
+            // Its field's tag and length: ids take ten bytes at most.
+            let ids = stack.location_indices.len() as u64;
+            size.stack_bytes += 1 + varint_len(10 * ids);
+            for &index in &stack.location_indices {
+                let count = usize::try_from(index)
+                    .ok()
+                    .and_then(|i| reach.locations.get_mut(i));
+                if let Some(count) = count {
+                    *count = count.saturating_add(1);
+                }
             }
         }
         reach.location_indices.clear();
@@ -110,10 +143,10 @@ impl Builder<'_> {
             reach
                 .locations
                 .iter()
-                .enumerate()
-                .filter_map(|(i, &r)| r.then_some(i)),
+                .zip(0u32..)
+                .filter_map(|(&count, i)| (count != 0).then_some(i)),
         );
-        let otlp_location = |i: usize| self.d.location_table.get(i);
+        let otlp_location = |i: u32| self.d.location_table.get(i as usize);
 
         reset(&mut reach.functions, self.d.function_table.len());
         reset(&mut reach.mappings, self.d.mapping_table.len());
@@ -212,13 +245,19 @@ impl Builder<'_> {
                 reach
                     .by_content
                     .id_of(&location, &mut self.out.location, &mut self.spare_lines);
-            if let Some(slot) = tables.location_ids.get_mut(index) {
-                *slot = id;
+            let id = u32::try_from(id).unwrap_or(u32::MAX);
+            let index = index as usize;
+            if let Some(slot) = tables.locations.get_mut(index) {
+                *slot = [
+                    id,
+                    frame_type.map_or(0, |t| u32::try_from(t + 1).unwrap_or(0)),
+                ];
             }
-            if let Some(slot) = tables.frame_types.get_mut(index) {
-                *slot = frame_type;
-            }
+            // Each of the stacks' references to it.
+            let references = reach.locations.get(index).copied().unwrap_or(0);
+            size.stack_bytes += references as usize * varint_len(u64::from(id));
         }
+        size
     }
 }
 
@@ -250,22 +289,21 @@ fn reached_indices(reached: &[bool], indices: &mut Vec<i32>) {
 
 /// pprof ids by dictionary index, into `ids`: `reached` (in table order)
 /// get 1, 2, …; the rest 0.
-fn ids_by_index(reached: &[i32], table_len: usize, ids: &mut Vec<u64>) {
+fn ids_by_index(reached: &[i32], table_len: usize, ids: &mut Vec<u32>) {
     ids.clear();
     ids.resize(table_len, 0);
-    for (&index, id) in reached.iter().zip(1u64..) {
+    for (&index, id) in reached.iter().zip(1u32..) {
         if let Some(slot) = usize::try_from(index).ok().and_then(|i| ids.get_mut(i)) {
             *slot = id;
         }
     }
 }
 
-fn id_at(ids: &[u64], index: i32) -> u64 {
+fn id_at(ids: &[u32], index: i32) -> u64 {
     usize::try_from(index)
         .ok()
         .and_then(|i| ids.get(i))
-        .copied()
-        .unwrap_or(0)
+        .map_or(0, |&id| u64::from(id))
 }
 
 /// What a location attribute means for pprof.
@@ -392,6 +430,9 @@ impl LocationsByContent {
         }
         let mut lines = spare_lines.pop().unwrap_or_default();
         lines.clear();
+        // Exactly: a new vector would have room for four lines, where
+        // locations mostly have one.
+        lines.reserve_exact(location.lines.len());
         lines.extend_from_slice(location.lines);
         let id = locations.len() as u64 + 1;
         locations.push(Location {
