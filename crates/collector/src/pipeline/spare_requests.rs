@@ -11,7 +11,9 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 const MAX_KEPT: usize = 4;
 /// A request holding more than this (by [`super::memory_estimate`]) is
 /// not kept.
-const MAX_KEPT_BYTES: usize = 8 << 20;
+const MAX_KEPT_BYTES: usize = 16 << 20;
+/// Nor is one that would make those kept hold more than this.
+const MAX_KEPT_TOTAL_BYTES: usize = 32 << 20;
 
 static SPARE_REQUESTS: SpareRequests = SpareRequests::new();
 
@@ -27,7 +29,8 @@ pub(super) fn keep(request: ExportProfilesServiceRequest, memory_size: usize) {
     SPARE_REQUESTS.keep(request, memory_size);
 }
 
-struct SpareRequests(Mutex<Vec<ExportProfilesServiceRequest>>);
+/// Kept requests, each with the bytes it holds.
+struct SpareRequests(Mutex<Vec<(ExportProfilesServiceRequest, usize)>>);
 
 impl SpareRequests {
     const fn new() -> Self {
@@ -39,6 +42,7 @@ impl SpareRequests {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .pop()
+            .map(|(request, _)| request)
             .unwrap_or_default()
     }
 
@@ -48,8 +52,9 @@ impl SpareRequests {
             return;
         }
         let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if kept.len() < MAX_KEPT {
-            kept.push(request);
+        let kept_bytes: usize = kept.iter().map(|(_, size)| size).sum();
+        if kept.len() < MAX_KEPT && kept_bytes + memory_size <= MAX_KEPT_TOTAL_BYTES {
+            kept.push((request, memory_size));
         }
     }
 
@@ -76,5 +81,18 @@ mod tests {
         assert_eq!(spare.len(), MAX_KEPT);
         assert_eq!(spare.take(), request);
         assert_eq!(spare.len(), MAX_KEPT - 1);
+    }
+
+    #[test]
+    fn requests_kept_hold_a_bounded_total() {
+        let spare = SpareRequests::new();
+        let request = profbridge_testkit::ebpf_like_request(20, 1);
+        for _ in 0..MAX_KEPT {
+            spare.keep(request.clone(), MAX_KEPT_BYTES);
+        }
+        assert_eq!(spare.len(), MAX_KEPT_TOTAL_BYTES / MAX_KEPT_BYTES);
+        spare.take();
+        spare.keep(request, MAX_KEPT_BYTES);
+        assert_eq!(spare.len(), MAX_KEPT_TOTAL_BYTES / MAX_KEPT_BYTES);
     }
 }
