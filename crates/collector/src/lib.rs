@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod exporters;
+mod kept;
 pub mod pipeline;
 pub mod processors;
 pub mod receivers;

@@ -3,9 +3,9 @@
 //! a fresh request for each would allocate, fault in and free tens of
 //! thousands of entries and megabytes of tables every time.
 
-use std::sync::{Mutex, PoisonError};
-
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
+
+use crate::kept::Kept;
 
 /// Requests kept: about as many as are decoded at once.
 const MAX_KEPT: usize = 4;
@@ -30,18 +30,16 @@ pub(super) fn keep(request: ExportProfilesServiceRequest, memory_size: usize) {
 }
 
 /// Kept requests, each with the bytes it holds.
-struct SpareRequests(Mutex<Vec<(ExportProfilesServiceRequest, usize)>>);
+struct SpareRequests(Kept<(ExportProfilesServiceRequest, usize)>);
 
 impl SpareRequests {
     const fn new() -> Self {
-        Self(Mutex::new(Vec::new()))
+        Self(Kept::new(MAX_KEPT))
     }
 
     fn take(&self) -> ExportProfilesServiceRequest {
         self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
+            .take()
             .map(|(request, _)| request)
             .unwrap_or_default()
     }
@@ -51,16 +49,15 @@ impl SpareRequests {
         if empty || memory_size > MAX_KEPT_BYTES {
             return;
         }
-        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept_bytes: usize = kept.iter().map(|(_, size)| size).sum();
-        if kept.len() < MAX_KEPT && kept_bytes + memory_size <= MAX_KEPT_TOTAL_BYTES {
-            kept.push((request, memory_size));
-        }
+        self.0.keep_if((request, memory_size), |kept| {
+            let kept_bytes: usize = kept.iter().map(|(_, size)| size).sum();
+            kept_bytes + memory_size <= MAX_KEPT_TOTAL_BYTES
+        });
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.0.len()
     }
 }
 

@@ -2,10 +2,10 @@
 //! fresh conversion's tables, gzip state and megabyte buffers for every
 //! request cost allocation, page faults and zeroing each time.
 
-use std::sync::{Mutex, PoisonError};
-
 use profbridge_pprof::GzipCompressor;
 use profbridge_translate::{PprofConverter, ToPprofOptions};
+
+use crate::kept::Kept;
 
 /// Scratch kept for later exports; more exports at once allocate more.
 const MAX_KEPT: usize = 4;
@@ -35,37 +35,29 @@ impl Scratch {
 #[derive(Debug)]
 pub(super) struct ScratchPool {
     gzip_level: u32,
-    free: Mutex<Vec<Scratch>>,
+    free: Kept<Scratch>,
 }
 
 impl ScratchPool {
     pub fn new(gzip_level: u32) -> Self {
         Self {
             gzip_level,
-            free: Mutex::new(Vec::new()),
+            free: Kept::new(MAX_KEPT),
         }
     }
 
     pub fn take(&self) -> Scratch {
-        self.free
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-            .unwrap_or_else(|| Scratch {
-                converter: PprofConverter::new(ToPprofOptions::default()),
-                compressor: GzipCompressor::new(self.gzip_level),
-                encoded: Vec::new(),
-                gzipped: Vec::new(),
-            })
+        self.free.take().unwrap_or_else(|| Scratch {
+            converter: PprofConverter::new(ToPprofOptions::default()),
+            compressor: GzipCompressor::new(self.gzip_level),
+            encoded: Vec::new(),
+            gzipped: Vec::new(),
+        })
     }
 
     pub fn give_back(&self, scratch: Scratch) {
-        if scratch.largest_capacity() > MAX_KEPT_CAPACITY {
-            return;
-        }
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        if free.len() < MAX_KEPT {
-            free.push(scratch);
+        if scratch.largest_capacity() <= MAX_KEPT_CAPACITY {
+            self.free.keep(scratch);
         }
     }
 }
@@ -96,12 +88,6 @@ mod tests {
         for scratch in taken {
             pool.give_back(scratch);
         }
-        assert_eq!(
-            pool.free
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .len(),
-            MAX_KEPT
-        );
+        assert_eq!(pool.free.len(), MAX_KEPT);
     }
 }

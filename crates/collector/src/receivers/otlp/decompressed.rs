@@ -4,10 +4,11 @@
 //! after it is freed.
 
 use std::ops::Deref;
-use std::sync::{Mutex, PoisonError};
 
 use bytes::Bytes;
 use flate2::Decompress;
+
+use crate::kept::Kept;
 
 /// Buffers kept: about as many as requests are decoded at once.
 const MAX_KEPT: usize = 2;
@@ -35,15 +36,24 @@ impl Deref for Decompressed {
 
 /// Emptied decompression buffers, and inflate states; a receiver shares
 /// one set between its requests.
-#[derive(Default)]
 pub struct DecompressedBuffers {
-    free: Mutex<Vec<Vec<u8>>>,
-    inflaters: Mutex<Vec<Decompress>>,
+    buffers: Kept<Vec<u8>>,
+    inflaters: Kept<Decompress>,
+}
+
+impl Default for DecompressedBuffers {
+    fn default() -> Self {
+        Self {
+            buffers: Kept::new(MAX_KEPT),
+            inflaters: Kept::new(MAX_KEPT),
+        }
+    }
 }
 
 impl std::fmt::Debug for DecompressedBuffers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DecompressedBuffers")
+            .field("buffers", &self.buffers.len())
             .finish_non_exhaustive()
     }
 }
@@ -51,11 +61,7 @@ impl std::fmt::Debug for DecompressedBuffers {
 impl DecompressedBuffers {
     /// An empty buffer, kept from an earlier request if there is one.
     pub fn take(&self) -> Vec<u8> {
-        self.free
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-            .unwrap_or_default()
+        self.buffers.take().unwrap_or_default()
     }
 
     /// Keeps `decompressed`'s buffer for a later request, unless enough
@@ -70,20 +76,12 @@ impl DecompressedBuffers {
     /// is one.
     pub(super) fn take_inflater(&self) -> Decompress {
         self.inflaters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
+            .take()
             .unwrap_or_else(|| Decompress::new(false))
     }
 
     pub(super) fn keep_inflater(&self, inflater: Decompress) {
-        let mut kept = self
-            .inflaters
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if kept.len() < MAX_KEPT {
-            kept.push(inflater);
-        }
+        self.inflaters.keep(inflater);
     }
 
     pub(super) fn keep(&self, mut buffer: Vec<u8>) {
@@ -91,10 +89,7 @@ impl DecompressedBuffers {
             return;
         }
         buffer.clear();
-        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
-        if free.len() < MAX_KEPT {
-            free.push(buffer);
-        }
+        self.buffers.keep(buffer);
     }
 }
 
