@@ -14,13 +14,21 @@ const MAX_KEPT: usize = 4;
 const MAX_KEPT_BYTES: usize = 16 << 20;
 /// Nor is one that would make those kept hold more than this.
 const MAX_KEPT_TOTAL_BYTES: usize = 32 << 20;
+/// A kept request is only decoded into when it holds no more than this
+/// many bytes per protobuf byte of the new request (plus
+/// [`SMALL_REQUEST_BYTES`]): about twice what a decoded request takes.
+/// Its vectors keep their capacity, which the queue budgets count, so a
+/// small request in a large request's memory would count as large.
+const MAX_BYTES_PER_PROTOBUF_BYTE: usize = 8;
+const SMALL_REQUEST_BYTES: usize = 1 << 20;
 
 static SPARE_REQUESTS: SpareRequests = SpareRequests::new();
 
-/// A request to decode into with `decode_request_reusing`: a kept one, or
-/// an empty one.
-pub fn spare_request() -> ExportProfilesServiceRequest {
-    SPARE_REQUESTS.take()
+/// A request to decode a request of `encoded_size` protobuf bytes into with
+/// `decode_request_reusing`: a kept one, or an empty one when the kept one
+/// is far larger than this request needs (it is dropped) or none is kept.
+pub fn spare_request(encoded_size: usize) -> ExportProfilesServiceRequest {
+    SPARE_REQUESTS.take(encoded_size)
 }
 
 /// Keeps a request nothing needs any more, holding `memory_size` bytes,
@@ -37,11 +45,14 @@ impl SpareRequests {
         Self(Kept::new(MAX_KEPT))
     }
 
-    fn take(&self) -> ExportProfilesServiceRequest {
-        self.0
-            .take()
-            .map(|(request, _)| request)
-            .unwrap_or_default()
+    fn take(&self, encoded_size: usize) -> ExportProfilesServiceRequest {
+        let most = encoded_size
+            .saturating_mul(MAX_BYTES_PER_PROTOBUF_BYTE)
+            .saturating_add(SMALL_REQUEST_BYTES);
+        match self.0.take() {
+            Some((request, size)) if size <= most => request,
+            _ => ExportProfilesServiceRequest::default(),
+        }
     }
 
     fn keep(&self, request: ExportProfilesServiceRequest, memory_size: usize) {
@@ -76,7 +87,7 @@ mod tests {
             spare.keep(request.clone(), 1000);
         }
         assert_eq!(spare.len(), MAX_KEPT);
-        assert_eq!(spare.take(), request);
+        assert_eq!(spare.take(1000), request);
         assert_eq!(spare.len(), MAX_KEPT - 1);
     }
 
@@ -88,8 +99,19 @@ mod tests {
             spare.keep(request.clone(), MAX_KEPT_BYTES);
         }
         assert_eq!(spare.len(), MAX_KEPT_TOTAL_BYTES / MAX_KEPT_BYTES);
-        spare.take();
+        spare.take(MAX_KEPT_BYTES);
         spare.keep(request, MAX_KEPT_BYTES);
         assert_eq!(spare.len(), MAX_KEPT_TOTAL_BYTES / MAX_KEPT_BYTES);
+    }
+
+    #[test]
+    fn a_request_far_larger_than_needed_is_dropped_not_decoded_into() {
+        let spare = SpareRequests::new();
+        let request = profbridge_testkit::ebpf_like_request(20, 1);
+        spare.keep(request.clone(), 10 << 20);
+        assert_eq!(spare.take(1000), ExportProfilesServiceRequest::default());
+        assert_eq!(spare.len(), 0);
+        spare.keep(request.clone(), 10 << 20);
+        assert_eq!(spare.take(2 << 20), request);
     }
 }

@@ -148,7 +148,7 @@ impl ExportServer {
             self.buffers.give_back(raw);
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let decoded = decode_request_reusing(&raw, spare_request());
+        let decoded = decode_request_reusing(&raw, spare_request(raw.len()));
         let size = raw.len();
         self.buffers.give_back(raw);
         let request = decoded

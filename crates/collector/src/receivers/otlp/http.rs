@@ -281,7 +281,7 @@ fn decode(
     raw: &[u8],
 ) -> Result<ExportProfilesServiceRequest, (StatusCode, String)> {
     match encoding {
-        Encoding::Protobuf => decode_request_reusing(raw, spare_request())
+        Encoding::Protobuf => decode_request_reusing(raw, spare_request(raw.len()))
             .map_err(|e| (StatusCode::BAD_REQUEST, format!("protobuf: {e}"))),
         Encoding::Json => {
             request_from_json(raw).map_err(|e| (StatusCode::BAD_REQUEST, format!("json: {e}")))
