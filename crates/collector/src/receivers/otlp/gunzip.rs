@@ -53,10 +53,11 @@ pub fn gunzip(
         let Some((trailer, next)) = after.split_first_chunk::<TRAILER_LEN>() else {
             return Err(corrupt("gzip: the member's trailer is cut off"));
         };
-        let [crc, size] = [0, 4].map(|at| {
-            let bytes = trailer.get(at..at + 4).unwrap_or_default();
-            u32::from_le_bytes(bytes.try_into().unwrap_or_default())
-        });
+        let [c0, c1, c2, c3, s0, s1, s2, s3] = *trailer;
+        let (crc, size) = (
+            u32::from_le_bytes([c0, c1, c2, c3]),
+            u32::from_le_bytes([s0, s1, s2, s3]),
+        );
         if crc32fast::hash(member) != crc {
             return Err(corrupt("gzip: CRC32 mismatch"));
         }
