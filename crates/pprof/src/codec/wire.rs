@@ -26,12 +26,32 @@ pub fn write_sample_types(profile: &Profile, out: &mut Vec<u8>) {
 
 /// Fields 3 to 15: everything after the samples.
 pub fn write_after_samples(profile: &Profile, out: &mut Vec<u8>) {
-    for mapping in &profile.mapping {
-        put_message(out, 3, |out| write_mapping(mapping, out));
-    }
+    write_mappings(profile, out);
     for location in &profile.location {
         put_message(out, 4, |out| write_location(location, out));
     }
+    write_after_locations(profile, out);
+}
+
+/// Field 3, `mapping`: what comes between the samples and the locations.
+pub fn write_mappings(profile: &Profile, out: &mut Vec<u8>) {
+    for mapping in &profile.mapping {
+        put_message(out, 3, |out| write_mapping(mapping, out));
+    }
+}
+
+/// A `location` field (4) whose fields after its id are `content`, as
+/// [`write_location_content`] writes them.
+pub fn put_location(out: &mut Vec<u8>, id: u64, content: &[u8]) {
+    let id_len = if id == 0 { 0 } else { 1 + varint_len(id) };
+    put_tag(out, 4, LEN);
+    put_varint(out, (id_len + content.len()) as u64);
+    put_uint(out, 1, id);
+    out.extend_from_slice(content);
+}
+
+/// Fields 5 to 15: everything after the locations.
+pub fn write_after_locations(profile: &Profile, out: &mut Vec<u8>) {
     for function in &profile.function {
         put_message(out, 5, |out| write_function(function, out));
     }
@@ -88,12 +108,29 @@ fn write_mapping(mapping: &Mapping, out: &mut Vec<u8>) {
 
 fn write_location(location: &Location, out: &mut Vec<u8>) {
     put_uint(out, 1, location.id);
-    put_uint(out, 2, location.mapping_id);
-    put_uint(out, 3, location.address);
-    for line in &location.line {
-        put_message(out, 4, |out| write_line(line, out));
+    write_location_content(
+        location.mapping_id,
+        location.address,
+        location.line.iter().copied(),
+        location.is_folded,
+        out,
+    );
+}
+
+/// A location's fields after its id (2 to 5).
+pub fn write_location_content(
+    mapping_id: u64,
+    address: u64,
+    lines: impl IntoIterator<Item = Line>,
+    is_folded: bool,
+    out: &mut Vec<u8>,
+) {
+    put_uint(out, 2, mapping_id);
+    put_uint(out, 3, address);
+    for line in lines {
+        put_message(out, 4, |out| write_line(&line, out));
     }
-    put_bool(out, 5, location.is_folded);
+    put_bool(out, 5, is_folded);
 }
 
 fn write_line(line: &Line, out: &mut Vec<u8>) {
@@ -209,6 +246,43 @@ mod tests {
             put_varint(&mut out, value);
             assert_eq!(out.len(), varint_len(value), "{value}");
             assert_eq!(out.len(), prost::encoding::encoded_len_varint(value));
+        }
+    }
+
+    #[test]
+    fn locations_put_from_their_content_match_prost() {
+        for location in [
+            Location::default(),
+            Location {
+                id: 300,
+                mapping_id: 2,
+                address: u64::MAX,
+                line: vec![
+                    Line {
+                        function_id: 7,
+                        line: -1,
+                        column: 3
+                    };
+                    20
+                ],
+                is_folded: true,
+            },
+        ] {
+            let mut content = Vec::new();
+            write_location_content(
+                location.mapping_id,
+                location.address,
+                location.line.iter().copied(),
+                location.is_folded,
+                &mut content,
+            );
+            let mut out = Vec::new();
+            put_location(&mut out, location.id, &content);
+            let profile = Profile {
+                location: vec![location],
+                ..Profile::default()
+            };
+            assert_eq!(out, profile.encode_to_vec());
         }
     }
 

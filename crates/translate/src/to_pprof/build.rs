@@ -1,14 +1,15 @@
 //! Builds one pprof from a group of OTLP profiles.
 
 mod buffers;
+mod locations;
 mod tables;
 
-use profbridge_pprof::{Label, Line, Mapping, Profile as Pprof, StringInterner, ValueType};
+use profbridge_pprof::{Label, Mapping, Profile as Pprof, StringInterner, ValueType};
 
 use super::labels::{attribute_labels, LabelOut};
 use super::rows::{collect_rows, Row, Rows};
 use super::samples::{Samples, SamplesSize};
-use super::{profile_attributes, string_at, ToPprofOptions};
+use super::{profile_attributes, string_at, ToPprofOptions, UnassembledPprof};
 use crate::keys::{
     ATTR_TYPES_LABEL, BUILD_ID_GNU, BUILD_ID_GO, BUILD_ID_HTLHASH, COMMENT, DEFAULT_SAMPLE_TYPE,
     DOC_URL, DROP_FRAMES, FRAME_TYPES_LABEL, KEEP_FRAMES, MAPPING_FLAGS, SAMPLE_TYPE_ORDER,
@@ -19,8 +20,7 @@ use crate::reserved::{attr_types, frame_types, hex};
 pub(super) use buffers::GroupBuffers;
 use tables::Tables;
 
-/// The pprof of a group: the profile without its samples, and the samples,
-/// built in `buffers`' memory.
+/// The pprof of a group, built in `buffers`' memory.
 pub(super) fn pprof_of_group(
     group: &[&Profile],
     dictionary: &ProfilesDictionary,
@@ -28,7 +28,7 @@ pub(super) fn pprof_of_group(
     copied: &[&KeyValue],
     options: &ToPprofOptions,
     buffers: &mut GroupBuffers,
-) -> (Pprof, Samples) {
+) -> UnassembledPprof {
     let mut builder = Builder::new(dictionary, buffers);
     let typed = group.iter().any(|p| p.sample_type.is_some());
     let width = if typed { group.len() } else { 0 };
@@ -154,6 +154,8 @@ struct Builder<'d> {
     /// used (0: not yet).
     interned: Vec<u32>,
     out: Pprof,
+    /// The pprof's `Profile.location` fields.
+    locations: Vec<u8>,
     samples: Samples,
     /// By attribute index, filled as samples use them.
     attributes: Vec<Option<AttributeLabels<'d>>>,
@@ -168,8 +170,6 @@ struct Builder<'d> {
     /// The string index of `profile.frame.types`, once a stack has that
     /// label.
     frame_types_key: i64,
-    /// Emptied line vectors for new locations, the next to use last.
-    spare_lines: Vec<Vec<Line>>,
 }
 
 impl<'d> Builder<'d> {
@@ -179,12 +179,12 @@ impl<'d> Builder<'d> {
         let mut strings = std::mem::take(&mut buffers.strings);
         strings.restart(Vec::new());
         let mut out = Pprof {
-            location: std::mem::take(&mut buffers.locations),
             function: std::mem::take(&mut buffers.functions),
             mapping: std::mem::take(&mut buffers.mappings),
             ..Pprof::default()
         };
-        out.location.clear();
+        let mut locations = std::mem::take(&mut buffers.locations);
+        locations.clear();
         out.function.clear();
         out.mapping.clear();
         Self {
@@ -192,6 +192,7 @@ impl<'d> Builder<'d> {
             strings,
             interned: zeros(std::mem::take(&mut buffers.interned), d.string_table.len()),
             out,
+            locations,
             samples: Samples::default(),
             attributes: std::iter::repeat_with(|| None)
                 .take(d.attribute_table.len())
@@ -201,20 +202,21 @@ impl<'d> Builder<'d> {
             keys: Vec::new(),
             frame_types_text: String::new(),
             frame_types_key: 0,
-            spare_lines: std::mem::take(&mut buffers.spare_lines),
         }
     }
 
-    /// The pprof without its samples, and the samples; the working memory
-    /// goes back to `buffers`.
-    fn finish(mut self, buffers: &mut GroupBuffers) -> (Pprof, Samples) {
+    /// The pprof; the working memory goes back to `buffers`.
+    fn finish(mut self, buffers: &mut GroupBuffers) -> UnassembledPprof {
         self.out.string_table = self.strings.take_table();
         buffers.strings = self.strings;
         buffers.interned = self.interned;
         buffers.stacks = self.stacks;
         buffers.links = self.links;
-        buffers.spare_lines = self.spare_lines;
-        (self.out, self.samples)
+        UnassembledPprof {
+            head: self.out,
+            locations: self.locations,
+            samples: self.samples,
+        }
     }
 
     fn text(&self, index: i32) -> &'d str {

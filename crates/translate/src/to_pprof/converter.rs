@@ -102,7 +102,7 @@ impl PprofConverter {
                     copied.extend(scope_attributes);
                 }
                 for group in group_profiles(&valid, dictionary) {
-                    let (head, samples) = pprof_of_group(
+                    let profile = pprof_of_group(
                         &group,
                         dictionary,
                         scope_attributes,
@@ -111,7 +111,7 @@ impl PprofConverter {
                         &mut self.groups,
                     );
                     out.profiles.push(PprofOutput {
-                        profile: UnassembledPprof { head, samples },
+                        profile,
                         resource: r,
                         scope: s,
                         resource_attributes: resource_attributes.clone(),
@@ -125,17 +125,14 @@ impl PprofConverter {
 
     /// [`UnassembledPprof::encode_into`], in this converter's memory.
     pub fn encode_into(&mut self, pprof: &UnassembledPprof, out: &mut Vec<u8>) {
-        pprof
-            .samples
-            .encode_with(&pprof.head, out, &mut self.fields);
+        pprof.encode_with(out, &mut self.fields);
     }
 
     /// Takes back the memory of a conversion's pprofs, once written, for
     /// the next conversions.
     pub fn recycle(&mut self, converted: OtlpToPprof<UnassembledPprof>) {
         for output in converted.profiles {
-            let UnassembledPprof { head, samples } = output.profile;
-            self.groups.recycle(head, samples);
+            self.groups.recycle(output.profile);
         }
     }
 

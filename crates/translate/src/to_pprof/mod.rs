@@ -7,6 +7,7 @@ mod rows;
 mod samples;
 
 use profbridge_pprof::Profile as Pprof;
+use prost::Message;
 
 pub use converter::PprofConverter;
 
@@ -50,8 +51,10 @@ pub struct OtlpToPprof<P = Pprof> {
 /// bytes as encoding [`UnassembledPprof::assemble`]'s profile, faster.
 #[derive(Debug, Clone)]
 pub struct UnassembledPprof {
-    /// Everything but the samples.
+    /// Everything but the samples and the locations.
     pub head: Pprof,
+    /// The `Profile.location` fields, encoded as they were built.
+    locations: Vec<u8>,
     samples: samples::Samples,
 }
 
@@ -70,13 +73,23 @@ impl UnassembledPprof {
     /// Replaces the contents of `out` with the profile as protobuf, reusing
     /// its allocation.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        let mut fields = samples::SampleFields::default();
-        self.samples.encode_with(&self.head, out, &mut fields);
+        self.encode_with(out, &mut samples::SampleFields::default());
+    }
+
+    fn encode_with(&self, out: &mut Vec<u8>, fields: &mut samples::SampleFields) {
+        self.samples
+            .encode_with(&self.head, &self.locations, out, fields);
     }
 
     pub fn assemble(self) -> Pprof {
+        // Only location fields, which decode as a profile of only locations;
+        // written here, they decode.
+        let location = Pprof::decode(self.locations.as_slice())
+            .map(|locations| locations.location)
+            .unwrap_or_default();
         Pprof {
             sample: self.samples.into_samples(),
+            location,
             ..self.head
         }
     }

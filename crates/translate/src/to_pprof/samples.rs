@@ -7,7 +7,8 @@
 //! `Sample` per observation.
 
 use profbridge_pprof::wire::{
-    put_packed, put_varint, varint_len, write_after_samples, write_label, write_sample_types,
+    put_packed, put_varint, varint_len, write_after_locations, write_label, write_mappings,
+    write_sample_types,
 };
 use profbridge_pprof::{Label, Profile as Pprof, Sample};
 
@@ -212,10 +213,17 @@ impl Samples {
         samples
     }
 
-    /// Replaces `out`'s contents with `head` (a profile without samples)
-    /// with these samples, as protobuf: byte for byte what prost writes
-    /// for the spelled-out profile. `fields` is working memory.
-    pub fn encode_with(&self, head: &Pprof, out: &mut Vec<u8>, fields: &mut SampleFields) {
+    /// Replaces `out`'s contents with `head` (a profile without samples
+    /// or locations) with `locations` (its `Profile.location` fields) and
+    /// these samples, as protobuf: byte for byte what prost writes for the
+    /// spelled-out profile. `fields` is working memory.
+    pub fn encode_with(
+        &self,
+        head: &Pprof,
+        locations: &[u8],
+        out: &mut Vec<u8>,
+        fields: &mut SampleFields,
+    ) {
         let SampleFields { labels } = fields;
         let label_bytes = self.labels.iter().map(|l| 2 + label_len(l)).sum();
         labels.fill(self.rows.iter(), label_bytes, |row, out| {
@@ -230,8 +238,10 @@ impl Samples {
             sample_bytes += field_len(parts.len());
         });
         out.clear();
-        // `head` has no samples: its length is that of everything else.
-        out.reserve(sample_bytes + prost::Message::encoded_len(head));
+        // `head` has no samples or locations: its length is that of
+        // everything else.
+        let rest = prost::Message::encoded_len(head) + locations.len();
+        out.reserve(sample_bytes + rest);
         write_sample_types(head, out);
         self.for_each_sample(stacks, labels, |parts| {
             out.push(PROFILE_SAMPLE_TAG);
@@ -243,7 +253,9 @@ impl Samples {
                 put_label(out, &self.timestamp_label(timestamp));
             }
         });
-        write_after_samples(head, out);
+        write_mappings(head, out);
+        out.extend_from_slice(locations);
+        write_after_locations(head, out);
     }
 
     fn for_each_sample<'a>(

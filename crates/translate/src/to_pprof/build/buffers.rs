@@ -1,14 +1,13 @@
 //! The memory [`super::pprof_of_group`] works in, kept between pprofs: a
 //! converter that writes one request after another would otherwise
 //! allocate, fault in and free megabytes of tables for each, and a small
-//! allocation for every location's lines and every string.
+//! allocation for every string.
 
-use profbridge_pprof::{
-    Function, Label, Line, Location, Mapping, Profile as Pprof, StringInterner,
-};
+use profbridge_pprof::{Function, Label, Mapping, Profile as Pprof, StringInterner};
 
 use super::super::rows::Rows;
 use super::super::samples::Samples;
+use super::super::UnassembledPprof;
 use super::tables::{Reach, Tables};
 use super::StackLabels;
 
@@ -24,30 +23,31 @@ pub(in crate::to_pprof) struct GroupBuffers {
     pub(super) rows: Rows,
     pub(super) samples: Samples,
     /// Emptied tables of a pprof given back.
-    pub(super) locations: Vec<Location>,
+    pub(super) locations: Vec<u8>,
     pub(super) functions: Vec<Function>,
     pub(super) mappings: Vec<Mapping>,
-    /// Emptied line vectors of locations given back, the next to use last.
-    pub(super) spare_lines: Vec<Vec<Line>>,
 }
 
 impl GroupBuffers {
     /// Takes back the memory of a pprof built in these buffers, once it is
     /// written.
-    pub fn recycle(&mut self, head: Pprof, mut samples: Samples) {
+    pub fn recycle(&mut self, pprof: UnassembledPprof) {
+        let UnassembledPprof {
+            head,
+            mut locations,
+            mut samples,
+        } = pprof;
         let Pprof {
-            mut location,
             mut function,
             mut mapping,
             string_table,
             ..
         } = head;
         self.strings.restart(string_table);
-        self.spare_lines
-            .extend(location.drain(..).rev().map(|location| location.line));
+        locations.clear();
         function.clear();
         mapping.clear();
-        keep_larger(&mut self.locations, location);
+        keep_larger(&mut self.locations, locations);
         keep_larger(&mut self.functions, function);
         keep_larger(&mut self.mappings, mapping);
         samples.give_back_values(&mut self.rows);
@@ -58,11 +58,6 @@ impl GroupBuffers {
 
     /// About how many bytes these buffers hold allocated.
     pub fn capacity_bytes(&self) -> usize {
-        let lines: usize = self
-            .spare_lines
-            .iter()
-            .map(|lines| lines.capacity().max(1) * size_of::<Line>())
-            .sum();
         self.strings.capacity_bytes()
             + self.interned.capacity() * size_of::<u32>()
             + self.stacks.capacity() * size_of::<Option<StackLabels>>()
@@ -71,11 +66,9 @@ impl GroupBuffers {
             + self.reach.capacity_bytes()
             + self.rows.capacity_bytes()
             + self.samples.capacity_bytes()
-            + self.locations.capacity() * size_of::<Location>()
+            + self.locations.capacity()
             + self.functions.capacity() * size_of::<Function>()
             + self.mappings.capacity() * size_of::<Mapping>()
-            + self.spare_lines.capacity() * size_of::<Vec<Line>>()
-            + lines
     }
 }
 

@@ -1,16 +1,12 @@
 //! The pprof's location, function and mapping tables: what the rows reach,
 //! each table in dictionary order.
 
-use std::hash::{Hash, Hasher};
-
-use hashbrown::HashTable;
-use rustc_hash::FxHasher;
-
 use profbridge_pprof::wire::varint_len;
-use profbridge_pprof::{Function, Line, Location};
+use profbridge_pprof::{Function, Line};
 
 use super::super::rows::Rows;
 use super::super::samples::SamplesSize;
+use super::locations::{LocationContent, LocationsByContent};
 use super::Builder;
 use crate::keys::{FRAME_TYPE, IS_FOLDED};
 use crate::otlp::any_value;
@@ -78,8 +74,6 @@ pub(in crate::to_pprof) struct Reach {
     mapping_ids: Vec<u32>,
     location_attributes: LocationAttributes,
     by_content: LocationsByContent,
-    /// The lines of the location being built.
-    lines: Vec<Line>,
 }
 
 impl Reach {
@@ -92,8 +86,7 @@ impl Reach {
                 * size_of::<i32>()
             + (self.function_ids.capacity() + self.mapping_ids.capacity()) * size_of::<u32>()
             + self.location_attributes.0.capacity() * size_of::<Option<LocationAttribute>>()
-            + self.by_content.0.capacity() * (size_of::<usize>() + 1)
-            + self.lines.capacity() * size_of::<Line>()
+            + self.by_content.capacity_bytes()
     }
 }
 
@@ -174,9 +167,6 @@ impl Builder<'_> {
             .function
             .reserve_exact(reach.function_indices.len());
         self.out.mapping.reserve_exact(reach.mapping_indices.len());
-        self.out
-            .location
-            .reserve_exact(reach.location_indices.len());
         for (&index, id) in reach.function_indices.iter().zip(1u64..) {
             let Some(f) = usize::try_from(index)
                 .ok()
@@ -229,22 +219,17 @@ impl Builder<'_> {
                     LocationAttribute::Other => {}
                 }
             }
-            reach.lines.clear();
-            reach.lines.extend(l.lines.iter().map(|line| Line {
-                function_id: id_at(&reach.function_ids, line.function_index),
-                line: line.line,
-                column: line.column,
-            }));
             let location = LocationContent {
                 mapping_id: id_at(&reach.mapping_ids, l.mapping_index),
                 address: l.address,
+                lines: l.lines.iter().map(|line| Line {
+                    function_id: id_at(&reach.function_ids, line.function_index),
+                    line: line.line,
+                    column: line.column,
+                }),
                 is_folded,
-                lines: &reach.lines,
             };
-            let id =
-                reach
-                    .by_content
-                    .id_of(&location, &mut self.out.location, &mut self.spare_lines);
+            let id = reach.by_content.id_of(location, &mut self.locations);
             let id = u32::try_from(id).unwrap_or(u32::MAX);
             let index = index as usize;
             if let Some(slot) = tables.locations.get_mut(index) {
@@ -361,92 +346,5 @@ impl LocationAttributes {
             *slot = Some(meaning);
         }
         meaning
-    }
-}
-
-/// What a pprof location holds besides its id.
-struct LocationContent<'a> {
-    mapping_id: u64,
-    address: u64,
-    is_folded: bool,
-    lines: &'a [Line],
-}
-
-impl LocationContent<'_> {
-    fn of(location: &Location) -> LocationContent<'_> {
-        LocationContent {
-            mapping_id: location.mapping_id,
-            address: location.address,
-            is_folded: location.is_folded,
-            lines: &location.line,
-        }
-    }
-
-    fn hash(&self) -> u64 {
-        let mut hasher = FxHasher::default();
-        (self.mapping_id, self.address, self.is_folded).hash(&mut hasher);
-        for line in self.lines {
-            (line.function_id, line.line, line.column).hash(&mut hasher);
-        }
-        hasher.finish()
-    }
-
-    fn is(&self, location: &Location) -> bool {
-        (self.mapping_id, self.address, self.is_folded)
-            == (location.mapping_id, location.address, location.is_folded)
-            && self.lines == location.line.as_slice()
-    }
-}
-
-/// pprof locations by their content, so that OTLP locations that differ
-/// only in what pprof does not keep (their frame type) become one.
-#[derive(Default)]
-struct LocationsByContent(HashTable<usize>);
-
-impl LocationsByContent {
-    /// Empty, with room for `locations`.
-    fn reset(&mut self, locations: usize) {
-        self.0.clear();
-        // Empty, so nothing is rehashed.
-        self.0.reserve(locations, |_| 0);
-    }
-
-    /// The id of the location in `locations` with `location`'s content;
-    /// when there is none, adds it with the next id, its lines in a vector
-    /// from `spare_lines` (emptied vectors, the next to use last) when
-    /// there is one.
-    fn id_of(
-        &mut self,
-        location: &LocationContent<'_>,
-        locations: &mut Vec<Location>,
-        spare_lines: &mut Vec<Vec<Line>>,
-    ) -> u64 {
-        let hash = location.hash();
-        let found = self.0.find(hash, |&i| {
-            locations.get(i).is_some_and(|known| location.is(known))
-        });
-        if let Some(known) = found.and_then(|&i| locations.get(i)) {
-            return known.id;
-        }
-        let mut lines = spare_lines.pop().unwrap_or_default();
-        lines.clear();
-        // Exactly: a new vector would have room for four lines, where
-        // locations mostly have one.
-        lines.reserve_exact(location.lines.len());
-        lines.extend_from_slice(location.lines);
-        let id = locations.len() as u64 + 1;
-        locations.push(Location {
-            id,
-            mapping_id: location.mapping_id,
-            address: location.address,
-            line: lines,
-            is_folded: location.is_folded,
-        });
-        self.0.insert_unique(hash, locations.len() - 1, |&i| {
-            locations
-                .get(i)
-                .map_or(0, |known| LocationContent::of(known).hash())
-        });
-        id
     }
 }
