@@ -16,7 +16,8 @@
 //! instructions, allocations or page faults: compare ROUNDS=0), on a batch
 //! validated as the OTLP receivers validate it (UNVALIDATED=1: a batch the
 //! exporter validates), PAUSE_MS=N apart (so that the allocator gives
-//! memory back in between, as it does in a collector at a moderate rate).
+//! memory back in between, as it does in a collector at a moderate rate),
+//! COLD=N rotating through N decoded copies (out of the caches).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)] // A measuring tool.
 
 use std::io::{Read, Write};
@@ -228,28 +229,42 @@ fn export_only(encoded: &[u8], dir: &str, rounds: u32) {
         ..FileExporterConfig::default()
     };
     let exporter = FileExporter::new(&config).unwrap();
-    let request = decode_request(encoded).unwrap();
-    let batch = if std::env::var_os("UNVALIDATED").is_some() {
-        Batch::new(request, encoded.len())
-    } else {
-        let validation = validate_request(&request).unwrap();
-        Batch::validated(request, encoded.len(), validation)
-    };
+    // COLD=N exports N separately decoded copies in turn, so that each
+    // export finds its request out of the caches, as in a collector whose
+    // queue holds other requests.
+    let copies = std::env::var("COLD")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1_usize)
+        .max(1);
+    let batches: Vec<Batch> = (0..copies)
+        .map(|_| {
+            let request = decode_request(encoded).unwrap();
+            if std::env::var_os("UNVALIDATED").is_some() {
+                Batch::new(request, encoded.len())
+            } else {
+                let validation = validate_request(&request).unwrap();
+                Batch::validated(request, encoded.len(), validation)
+            }
+        })
+        .collect();
     let pause = std::env::var("PAUSE_MS")
         .ok()
         .and_then(|ms| ms.parse().ok())
         .map(Duration::from_millis);
     let mut busy = Duration::ZERO;
-    for _ in 0..rounds {
+    let mut written = Vec::new();
+    for batch in batches.iter().cycle().take(rounds as usize) {
         if let Some(pause) = pause {
             std::thread::sleep(pause);
         }
         let start = Instant::now();
-        let report = exporter.export(&batch).unwrap();
-        for file in report.files {
-            std::fs::remove_file(file).unwrap();
-        }
+        let report = exporter.export(batch).unwrap();
         busy += start.elapsed();
+        written.extend(report.files);
+    }
+    for file in written {
+        std::fs::remove_file(file).unwrap();
     }
     println!(
         "export: {:.3} ms",
