@@ -25,6 +25,11 @@
 # With PPROF=FILE in the environment, every request is that pprof (or legacy
 # profile) converted to OTLP instead of a generated one; with GZIP_LEVEL=N
 # the file exporter compresses at that level instead of its default (1).
+# The file sink writes under a scratch folder from mktemp, so TMPDIR=DIR
+# moves it: on the benchmark machine's ext4 (no journal), creating files
+# near thousands deleted in the last minutes cost up to 1 ms of system time
+# each, so a run right after another's clean-up in the same folder measured
+# the filesystem more than the collector (docs/benchmarks.md, item 22).
 # Needs: cargo, curl.
 set -euo pipefail
 
