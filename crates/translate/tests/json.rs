@@ -11,7 +11,8 @@
 use opentelemetry_proto::tonic::common::v1::EntityRef;
 use profbridge_testkit::otlp_strategies::request_strategy;
 use profbridge_translate::json::{
-    request_from_json, request_from_json_value, request_to_json, request_to_json_string, JsonError,
+    request_from_json, request_from_json_noting_unknown_keys, request_from_json_value,
+    request_to_json, request_to_json_string, JsonError,
 };
 use profbridge_translate::otlp::{
     any_value, AnyValue, ArrayValue, ExportProfilesServiceRequest, Function, InstrumentationScope,
@@ -258,6 +259,56 @@ fn every_field_round_trips() {
     assert_same(
         &request,
         &request_from_json_value(&request_to_json(&request)).unwrap(),
+    );
+    // Every key the writer writes is one the reader knows.
+    let noted = request_from_json_noting_unknown_keys(text.as_bytes()).unwrap();
+    assert_same(&request, &noted.request);
+    assert_eq!(noted.unknown_keys, Vec::<String>::new());
+}
+
+/// A profile in the shape of OTLP Profiles before v1.8 (samples as
+/// `sample` with `locationsStartIndex`, a `stringTable` per profile):
+/// every key that the current schema lacks is skipped, and each is named
+/// once, however many list items carry it.
+#[test]
+fn unknown_keys_are_skipped_and_each_is_named_once() {
+    let document = json!({
+        "resourceProfiles": [{
+            "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "api"}}]},
+            "scopeProfiles": [{
+                "profiles": [{
+                    "sampleType": {"typeStrindex": 1, "unitStrindex": 2},
+                    "sample": [
+                        {"locationsStartIndex": 0, "locationsLength": 2, "value": ["10"]},
+                        {"locationsStartIndex": 2, "locationsLength": 1, "value": ["3"]}
+                    ],
+                    "locationIndices": [1, 2, 3],
+                    "stringTable": ["", "cpu", "nanoseconds"],
+                    "timeUnixNano": "1700000000000000000"
+                }],
+                "scopeFlavour": "old"
+            }]
+        }],
+        "dictionary": {"stringTable": [""], "oldTable": []}
+    });
+    let read = request_from_json_noting_unknown_keys(document.to_string().as_bytes()).unwrap();
+    assert_eq!(
+        read.unknown_keys,
+        [
+            "dictionary.oldTable",
+            "resourceProfiles[].scopeProfiles[].profiles[].locationIndices",
+            "resourceProfiles[].scopeProfiles[].profiles[].sample",
+            "resourceProfiles[].scopeProfiles[].profiles[].stringTable",
+            "resourceProfiles[].scopeProfiles[].scopeFlavour",
+        ]
+    );
+    let profile = &read.request.resource_profiles[0].scope_profiles[0].profiles[0];
+    assert!(profile.samples.is_empty());
+    assert_eq!(profile.time_unix_nano, 1_700_000_000_000_000_000);
+    // The plain reader reads the same request.
+    assert_same(
+        &read.request,
+        &request_from_json(document.to_string().as_bytes()).unwrap(),
     );
 }
 
@@ -653,6 +704,9 @@ proptest! {
         let text = request_to_json_string(&request);
         let back = request_from_json(text.as_bytes()).unwrap();
         prop_assert_eq!(request.encode_to_vec(), back.encode_to_vec());
+        let noted = request_from_json_noting_unknown_keys(text.as_bytes()).unwrap();
+        prop_assert_eq!(request.encode_to_vec(), noted.request.encode_to_vec());
+        prop_assert!(noted.unknown_keys.is_empty(), "{:?}", noted.unknown_keys);
     }
 
     #[test]

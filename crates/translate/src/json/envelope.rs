@@ -44,12 +44,15 @@ pub(crate) fn request_to_json(request: &ExportProfilesServiceRequest) -> Value {
         .finish()
 }
 
-pub(crate) fn request_from_json(value: &Value) -> Result<ExportProfilesServiceRequest, JsonError> {
+pub(crate) fn request_from_json(
+    value: &Value,
+    root: Path<'_>,
+) -> Result<ExportProfilesServiceRequest, JsonError> {
     let Value::Object(_) = value else {
         let problem = format!("the request must be a JSON object, not {}", describe(value));
-        return Err(Path::Root.error(problem));
+        return Err(root.error(problem));
     };
-    let fields = Fields::of(value, &Path::Root)?;
+    let fields = Fields::of(value, &root)?;
     Ok(ExportProfilesServiceRequest {
         resource_profiles: fields.list(RESOURCE_PROFILES, resource_profiles_from_json)?,
         dictionary: fields.message(DICTIONARY, tables::dictionary_from_json)?,

@@ -18,6 +18,8 @@ use thiserror::Error;
 
 pub use any_value::{any_value_from_json, any_value_to_json};
 
+use self::path::{Path, UnknownKeys};
+
 use crate::otlp::ExportProfilesServiceRequest;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -47,11 +49,38 @@ pub fn request_to_json_string(request: &ExportProfilesServiceRequest) -> String 
 }
 
 pub fn request_from_json(bytes: &[u8]) -> Result<ExportProfilesServiceRequest, JsonError> {
-    let value: Value =
-        serde_json::from_slice(bytes).map_err(|e| JsonError::Syntax(e.to_string()))?;
-    request_from_json_value(&value)
+    request_from_json_value(&parse(bytes)?)
 }
 
 pub fn request_from_json_value(value: &Value) -> Result<ExportProfilesServiceRequest, JsonError> {
-    envelope::request_from_json(value)
+    envelope::request_from_json(value, Path::Root)
+}
+
+/// A request read from OTLP/JSON, and the keys that were skipped because
+/// the schema has no such field.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadWithUnknownKeys {
+    pub request: ExportProfilesServiceRequest,
+    /// Each skipped key once, by its path with list indexes written `[]`
+    /// (`resourceProfiles[].scopeProfiles[].profiles[].sample`), sorted.
+    pub unknown_keys: Vec<String>,
+}
+
+/// [`request_from_json`], noting the keys it skipped: unknown keys are
+/// ignored, as OTLP receivers must, but a document written for another
+/// version of the schema may lose everything that way.
+pub fn request_from_json_noting_unknown_keys(
+    bytes: &[u8],
+) -> Result<ReadWithUnknownKeys, JsonError> {
+    let value = parse(bytes)?;
+    let record = UnknownKeys::default();
+    let request = envelope::request_from_json(&value, Path::NotingRoot(&record))?;
+    Ok(ReadWithUnknownKeys {
+        request,
+        unknown_keys: record.into_sorted(),
+    })
+}
+
+fn parse(bytes: &[u8]) -> Result<Value, JsonError> {
+    serde_json::from_slice(bytes).map_err(|e| JsonError::Syntax(e.to_string()))
 }

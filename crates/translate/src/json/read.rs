@@ -1,13 +1,15 @@
 //! Reading proto3 JSON objects: lowerCamelCase or original snake_case keys,
 //! `null` as absent, absent as the default, unknown keys ignored.
 
+use std::cell::RefCell;
+
 use serde_json::{Map, Value};
 
 use super::any_value::{
     base64_from_json, describe, i32_from_json, i64_from_json, string_from_json, u32_from_json,
     u64_from_json,
 };
-use super::path::Path;
+use super::path::{Path, UnknownKeys};
 use super::JsonError;
 
 /// A field's JSON names: the lowerCamelCase one OTLP/JSON writes, and the
@@ -28,22 +30,34 @@ impl Key {
     }
 }
 
-/// One JSON object being decoded, and where it is.
+/// One JSON object being decoded, and where it is. When the document
+/// keeps a record of unknown keys, the names looked up are remembered, and
+/// the object's other keys are noted when it is dropped.
 pub(crate) struct Fields<'v, 'p> {
     map: &'v Map<String, Value>,
     at: &'p Path<'p>,
+    looked_up: Option<(&'p UnknownKeys, RefCell<Vec<&'static str>>)>,
 }
 
 impl<'v, 'p> Fields<'v, 'p> {
     pub(crate) fn of(value: &'v Value, at: &'p Path<'p>) -> Result<Self, JsonError> {
         match value {
-            Value::Object(map) => Ok(Self { map, at }),
+            Value::Object(map) => Ok(Self {
+                map,
+                at,
+                looked_up: at
+                    .unknown_keys()
+                    .map(|record| (record, RefCell::new(Vec::new()))),
+            }),
             other => Err(at.error(format!("expected an object, found {}", describe(other)))),
         }
     }
 
     /// The field's value and the name it was found under.
     fn find(&self, key: Key) -> Option<(&'v Value, &'static str)> {
+        if let Some((_, names)) = &self.looked_up {
+            names.borrow_mut().extend([key.camel, key.snake]);
+        }
         [key.camel, key.snake]
             .into_iter()
             .find_map(|name| match self.map.get(name) {
@@ -138,6 +152,19 @@ impl<'v, 'p> Fields<'v, 'p> {
         self.list(key, |value, at| {
             parse(value).map_err(|problem| at.error(problem))
         })
+    }
+}
+
+impl Drop for Fields<'_, '_> {
+    fn drop(&mut self) {
+        let Some((record, names)) = &self.looked_up else {
+            return;
+        };
+        let names = names.borrow();
+        self.map
+            .keys()
+            .filter(|key| !names.contains(&key.as_str()))
+            .for_each(|key| record.note(self.at, key));
     }
 }
 
