@@ -11,7 +11,7 @@ use profbridge_pprof::{
     DEFAULT_FOLDED_SAMPLE_TYPE,
 };
 use profbridge_translate::decode_request;
-use profbridge_translate::json::request_from_json;
+use profbridge_translate::json::request_from_json_noting_unknown_keys;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 use crate::cli::InputFormat;
@@ -95,11 +95,53 @@ pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) ->
             Loaded::Otlp(decode_request(gunzipped(bytes)?.as_slice())?)
         }
         (InputFormat::OtlpJson, _) | (_, Some(Format::OtlpJson)) => {
-            Loaded::Otlp(request_from_json(&gunzipped(bytes)?)?)
+            Loaded::Otlp(otlp_json(input, &gunzipped(bytes)?)?)
         }
         (InputFormat::Auto, None) => bail!("no format detected"),
     };
     Ok(loaded)
+}
+
+/// JSON shorter than this that holds no samples is taken as meant to be
+/// empty, unless keys were skipped.
+const TRIVIAL_JSON_BYTES: usize = 256;
+
+/// Reads OTLP/JSON, ignoring unknown keys as OTLP receivers must, but
+/// saying so when nothing is left: a file written for another version of
+/// the schema would otherwise become empty profiles without a word.
+fn otlp_json(input: &Input, json: &[u8]) -> Result<ExportProfilesServiceRequest> {
+    let read = request_from_json_noting_unknown_keys(json)?;
+    let samples: usize = read
+        .request
+        .resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles)
+        .map(|p| p.samples.len())
+        .sum();
+    if samples == 0 && (json.len() > TRIVIAL_JSON_BYTES || !read.unknown_keys.is_empty()) {
+        let skipped = if read.unknown_keys.is_empty() {
+            "no keys were skipped".to_owned()
+        } else {
+            format!(
+                "skipped unknown keys (another OTLP version?): {}",
+                read.unknown_keys.join(", ")
+            )
+        };
+        warn(
+            input,
+            &format!(
+                "OTLP/JSON of {} bytes holds no samples; {skipped}",
+                json.len()
+            ),
+        );
+    }
+    Ok(read.request)
+}
+
+/// A problem that does not stop the command, on stderr.
+pub fn warn(input: &Input, message: &str) {
+    eprintln!("warning: {}: {message}", input.name);
 }
 
 /// The bytes inside gzip, if they are gzipped.

@@ -278,6 +278,66 @@ fn errors_name_the_file_and_the_reason_with_the_right_exit_code() {
     );
 }
 
+/// OTLP/JSON of an older schema: samples under `sample` with
+/// `locationsStartIndex`, and tables inside the profile. Unknown keys are
+/// ignored, as OTLP requires, so it reads as a request with no samples.
+const OLDER_SCHEMA_JSON: &str = r#"{"resourceProfiles": [{
+  "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "checkout"}}]},
+  "scopeProfiles": [{"profiles": [{
+    "sampleType": {"typeStrindex": 1, "unitStrindex": 2},
+    "sample": [{"locationsStartIndex": 0, "locationsLength": 2, "value": ["10"]},
+               {"locationsStartIndex": 2, "locationsLength": 1, "value": ["3"]}],
+    "locationIndices": [0, 1, 2],
+    "location": [{"address": "4096"}, {"address": "8192"}, {"address": "12288"}],
+    "stringTable": ["", "cpu", "nanoseconds"]
+  }]}]
+}]}"#;
+
+#[test]
+fn otlp_json_that_reads_as_no_samples_is_reported_with_the_keys_it_skipped() {
+    let dir = TempDir::new("convert-json-unknown");
+    let older = dir.path().join("older.json");
+    std::fs::write(&older, OLDER_SCHEMA_JSON).unwrap();
+    let output = profbridge(&[
+        "convert",
+        older.to_str().unwrap(),
+        "--to",
+        "otlp",
+        "-o",
+        dir.path().join("older.otlp.pb").to_str().unwrap(),
+    ]);
+    let text = stderr(&output);
+    let expected = format!(
+        "warning: {}: OTLP/JSON of {} bytes holds no samples; skipped unknown keys (another OTLP version?): \
+         resourceProfiles[].scopeProfiles[].profiles[].location, \
+         resourceProfiles[].scopeProfiles[].profiles[].locationIndices, \
+         resourceProfiles[].scopeProfiles[].profiles[].sample, \
+         resourceProfiles[].scopeProfiles[].profiles[].stringTable",
+        older.display(),
+        OLDER_SCHEMA_JSON.len()
+    );
+    assert!(text.contains(&expected), "{text}");
+    assert_eq!(text.matches("warning:").count(), 1, "{text}");
+
+    // A current document with samples says nothing.
+    let Some(file) = corpus_file("cppbench.cpu") else {
+        return;
+    };
+    let current = dir.path().join("current.json");
+    let output = profbridge(&[
+        "convert",
+        file.path.to_str().unwrap(),
+        "--to",
+        "otlp-json",
+        "-o",
+        current.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = profbridge(&["convert", current.to_str().unwrap(), "--to", "pprof"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
+}
+
 #[test]
 fn among_many_inputs_the_good_ones_are_still_converted() {
     let Some(good) = corpus_file("java.heap") else {
