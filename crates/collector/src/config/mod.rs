@@ -10,6 +10,7 @@
 
 pub mod units;
 
+mod aliases;
 mod component_id;
 mod de;
 mod expand;
@@ -96,6 +97,15 @@ fn read_yaml(text: &str) -> Result<Map<String, Value>, ConfigErrors> {
     let not_yaml = |error: ::config::ConfigError| {
         ConfigErrors::single(Problem::new("", format!("not valid YAML: {error}")))
     };
+    if aliases::expanded_nodes(text).is_some_and(|nodes| nodes > aliases::MAX_EXPANDED_NODES) {
+        return Err(ConfigErrors::single(Problem::new(
+            "",
+            format!(
+                "refused: its aliases expand to more than {} YAML nodes",
+                aliases::MAX_EXPANDED_NODES
+            ),
+        )));
+    }
     let built = ::config::Config::builder()
         .add_source(::config::File::from_str(text, FileFormat::Yaml))
         .build()

@@ -187,6 +187,14 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
                         "is empty; name the directory to write under",
                     ));
                 }
+                if let Some(template) = &file.path_template {
+                    if let Err(reason) = crate::exporters::file::PathTemplate::parse(template) {
+                        problems.push(Problem::new(
+                            format!("exporters.{id}.path_template"),
+                            reason,
+                        ));
+                    }
+                }
                 if file.gzip_level > 9 {
                     problems.push(Problem::new(
                         format!("exporters.{id}.gzip_level"),
