@@ -30,6 +30,7 @@ use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_ser
 use profbridge_pprof::{parse_any, DecodeOptions};
 use profbridge_testkit::{corpus_files, ebpf_like_request};
 use profbridge_translate::canonical::{canonicalize, Resource};
+use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{
     key_value, string_value, ExportProfilesServiceRequest, ExportProfilesServiceResponse,
 };
@@ -669,4 +670,269 @@ fn a_stalled_destination_does_not_hold_back_the_other_exporter() {
     // A is killed on drop: a clean shutdown would wait for the stalled
     // exporter.
     drop(a);
+}
+
+// ---- 6. otlp_json appends across SIGKILL ----
+
+/// Sends `requests` over and over to `address` until `stop` is set or the
+/// collector goes away; answers are not looked at (a kill cuts them off).
+fn send_until_stopped(
+    address: SocketAddr,
+    requests: Arc<Vec<ExportProfilesServiceRequest>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        runtime().block_on(async move {
+            let Ok(client) = ProfilesServiceClient::connect(format!("http://{address}")).await
+            else {
+                return;
+            };
+            let mut client = client.max_decoding_message_size(64 << 20);
+            for request in requests.iter().cycle() {
+                if stop.load(Ordering::SeqCst) {
+                    return;
+                }
+                let sent = tokio::time::timeout(PATIENCE, client.export(request.clone())).await;
+                if !matches!(sent, Ok(Ok(_))) {
+                    return;
+                }
+            }
+        });
+    })
+}
+
+fn json_lines_files(dir: &Path) -> Vec<PathBuf> {
+    files_under(dir)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect()
+}
+
+/// Every line of every JSON lines file under `dir` is a whole request;
+/// returns how many there are.
+fn assert_every_line_parses(dir: &Path) -> usize {
+    let mut lines = 0;
+    for path in json_lines_files(dir) {
+        let text = std::fs::read(&path).unwrap();
+        assert!(
+            text.is_empty() || text.ends_with(b"\n"),
+            "{path:?} ends in a cut line"
+        );
+        for (number, line) in text.split(|&byte| byte == b'\n').enumerate() {
+            if line.is_empty() {
+                continue;
+            }
+            if let Err(error) = request_from_json(line) {
+                panic!("{path:?} line {}: {error}", number + 1);
+            }
+            lines += 1;
+        }
+    }
+    lines
+}
+
+#[test]
+fn otlp_json_lines_are_whole_after_sigkill_and_crash_leftovers_are_removed() {
+    const KILLS: u64 = 6;
+    let config = forwarder_config("  file:\n    path: {data}\n    format: otlp_json\n", "file");
+    let requests = Arc::new(
+        (0..3)
+            .map(|seed| ebpf_like_request(3000, 700 + seed))
+            .collect::<Vec<_>>(),
+    );
+    let mut collector = Collector::start("json-sigkill", &config);
+    let data = collector.data.clone();
+    for kill in 0..KILLS {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sender = send_until_stopped(collector.grpc.unwrap(), requests.clone(), stop.clone());
+        // Kills land at different points of the writes: 0.3 to 1.3 s in.
+        std::thread::sleep(Duration::from_millis(300 + (kill * 397) % 1000));
+        collector = Collector::restart(collector.kill());
+        stop.store(true, Ordering::SeqCst);
+        sender.join().unwrap();
+        assert_every_line_parses(&data);
+    }
+
+    // What a kill in the middle of a write leaves, planted for certain: a
+    // line cut short at the end of a file, and a temporary file.
+    let dir = collector.kill();
+    let file = json_lines_files(&data)
+        .into_iter()
+        .next()
+        .expect("a JSON lines file");
+    let whole = std::fs::read(&file).unwrap();
+    let first_line = whole.split(|&byte| byte == b'\n').next().unwrap();
+    let mut cut = whole.clone();
+    cut.extend_from_slice(&first_line[..first_line.len() / 2]);
+    std::fs::write(&file, &cut).unwrap();
+    let temp = file.with_file_name(format!(".profbridge-{}-0.tmp", u32::MAX - 1));
+    std::fs::write(&temp, &first_line[..100]).unwrap();
+
+    let collector = Collector::restart(dir);
+    assert!(!temp.exists(), "a dead process's temporary file is removed");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        whole,
+        "the cut line is removed"
+    );
+    export_all_ok(&runtime(), collector.grpc.unwrap(), &requests[..1]);
+    let (status, _dir) = collector.terminate();
+    assert!(status.success(), "{status}");
+    let lines = assert_every_line_parses(&data);
+    let whole_lines = whole.iter().filter(|&&byte| byte == b'\n').count();
+    assert!(
+        lines > whole_lines,
+        "{lines} lines, {whole_lines} before the last request"
+    );
+}
+
+// ---- producers' encodings, end to end ----
+
+/// Sample totals by `type/unit` over every pprof file under `dir`.
+fn pprof_totals_under(dir: &Path) -> std::collections::BTreeMap<String, i64> {
+    let mut totals = std::collections::BTreeMap::new();
+    for path in files_under(dir) {
+        let (profile, _) = parse_any(&std::fs::read(&path).unwrap(), &DecodeOptions::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text = |index: i64| profile.string_table[usize::try_from(index).unwrap()].clone();
+        for (i, sample_type) in profile.sample_type.iter().enumerate() {
+            let key = format!("{}/{}", text(sample_type.r#type), text(sample_type.unit));
+            let total: i64 = profile.sample.iter().map(|s| s.value[i]).sum();
+            *totals.entry(key).or_default() += total;
+        }
+    }
+    totals
+}
+
+/// Polls until the pprof files under `dir` hold `expected`; fails after
+/// [`PATIENCE`], showing what they held.
+fn wait_for_totals(what: &str, dir: &Path, expected: &std::collections::BTreeMap<String, i64>) {
+    let started = Instant::now();
+    loop {
+        let totals = pprof_totals_under(dir);
+        if &totals == expected {
+            return;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{what}: gave up after {PATIENCE:?}: totals {totals:?}, expected {expected:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A request as the OTel eBPF profiler sends it through the Collector's
+/// pdata library, byte for byte (`attribute_table[0]` as `12 00`, fields
+/// in descending order, timestamps-only `cpu` samples beside an `off_cpu`
+/// profile, kernel, native and interpreted frames, several build ids per
+/// mapping), sent by gRPC and by HTTP to A, which writes pprof files and
+/// forwards with the `otlp` exporter to B, which writes pprof files too:
+/// nothing is refused, and both hold the totals of each sample type.
+#[test]
+fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
+    use profbridge_testkit::{ebpf_profiler_request, pdata_encode};
+    use profbridge_translate::otlp::ExportProfilesServiceResponse;
+
+    let pprof_sink = |receivers: &str| {
+        format!(
+            "receivers:\n  otlp:\n    protocols:\n{receivers}\
+             exporters:\n  file:\n    path: {{data}}\n    format: pprof\n{{forward}}\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file{{forward_id}}]\n\
+             \x20 telemetry:\n    metrics:\n      address: \"\"\n    logs:\n      level: warn\n"
+        )
+    };
+    let b_config = pprof_sink("      grpc:\n        endpoint: 127.0.0.1:0\n")
+        .replace("{forward}", "")
+        .replace("{forward_id}", "");
+    let b = Collector::start("fwd-pdata-b", &b_config);
+    let a_config = pprof_sink(
+        "      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n",
+    )
+    .replace(
+        "{forward}",
+        &format!(
+            "  otlp/forward:\n    endpoint: http://{}\n    timeout: 30s\n",
+            b.grpc.unwrap()
+        ),
+    )
+    .replace("{forward_id}", ", otlp/forward");
+    let a = Collector::start("fwd-pdata-a", &a_config);
+
+    let request = ebpf_profiler_request(300, 17);
+    let bytes = pdata_encode(&request);
+    assert!(
+        bytes.windows(4).any(|w| w == [0x32, 0x02, 0x12, 0x00]),
+        "attribute_table[0] is written as pdata writes it"
+    );
+    let profiles = &request.resource_profiles[0].scope_profiles[0].profiles;
+    let observations: usize = profiles[0]
+        .samples
+        .iter()
+        .map(|s| s.timestamps_unix_nano.len())
+        .sum();
+    assert!(profiles[0].samples.iter().all(|s| s.values.is_empty()));
+    let off_cpu: i64 = profiles[1].samples.iter().flat_map(|s| &s.values).sum();
+    // Sent twice: once by gRPC, once by HTTP.
+    let expected: std::collections::BTreeMap<String, i64> = [
+        (
+            "samples/count".to_owned(),
+            2 * i64::try_from(observations).unwrap(),
+        ),
+        ("off_cpu/nanoseconds".to_owned(), 2 * off_cpu),
+    ]
+    .into_iter()
+    .collect();
+
+    let runtime = runtime();
+    runtime.block_on(async {
+        // gRPC, uncompressed, the message as pdata wrote it.
+        let mut body = vec![0];
+        body.extend(u32::try_from(bytes.len()).unwrap().to_be_bytes());
+        body.extend(&bytes);
+        let response = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .build()
+            .unwrap()
+            .post(format!(
+                "http://{}/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+                a.grpc.unwrap()
+            ))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        let refusal = response.headers().get("grpc-message").cloned();
+        assert_eq!(
+            response.headers().get("grpc-status"),
+            None,
+            "a trailers-only answer is a refusal: {refusal:?}"
+        );
+        let answer = response.bytes().await.unwrap();
+        assert!(answer.len() >= 5, "a response message: {answer:?}");
+        let answer = ExportProfilesServiceResponse::decode(&answer[5..]).unwrap();
+        assert_eq!(answer.partial_success, None, "gRPC: nothing was rejected");
+
+        // HTTP, protobuf.
+        let response = reqwest::Client::new()
+            .post(format!("http://{}/v1development/profiles", a.http.unwrap()))
+            .header("content-type", "application/x-protobuf")
+            .body(bytes.clone())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let answer = response.bytes().await.unwrap();
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+        let answer = ExportProfilesServiceResponse::decode(answer.as_ref()).unwrap();
+        assert_eq!(answer.partial_success, None, "HTTP: nothing was rejected");
+    });
+
+    wait_for_totals("A's pprof files", &a.data, &expected);
+    wait_for_totals("B's pprof files", &b.data, &expected);
+    let (status, _) = a.terminate();
+    assert!(status.success(), "A: {status}");
+    let (status, _) = b.terminate();
+    assert!(status.success(), "B: {status}");
 }

@@ -762,3 +762,76 @@ fn max_recv_msg_size_holds_as_sent_and_after_decompression() {
     drop(runtime);
     assert!(collector.terminate().0.success());
 }
+
+/// Runs the binary with `args` and waits at most a minute for it to end
+/// by itself; a process still running then is killed and the test fails.
+fn run_bounded(args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_profbridge"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("profbridge {args:?} did not end by itself");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Nine levels of ten aliases each: a billion scalars once expanded.
+fn billion_laughs() -> String {
+    let mut text = String::from("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for level in 1..=9 {
+        let items = vec![format!("*l{}", level - 1); 10].join(", ");
+        text.push_str(&format!("l{level}: &l{level} [{items}]\n"));
+    }
+    text.push_str(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n",
+    );
+    text
+}
+
+#[test]
+fn what_serve_refuses_at_start_validate_refuses_too() {
+    let dir = TempDir::new("serve-refusals");
+    let laughs = dir.path().join("laughs.yaml");
+    std::fs::write(&laughs, billion_laughs()).unwrap();
+    let escaping = dir.path().join("escaping.yaml");
+    std::fs::write(
+        &escaping,
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
+         exporters:\n  file:\n    path: {data}\n    path_template: ../{service.name}/{seq}.pb.gz\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n  \
+         telemetry:\n    metrics:\n      address: \"\"\n"
+            .replace("{data}", dir.path().join("data").to_str().unwrap()),
+    )
+    .unwrap();
+    let cases = [
+        (
+            &laughs,
+            "refused: its aliases expand to more than 100000 YAML nodes",
+        ),
+        (&escaping, "exporters.file.path_template: "),
+    ];
+    for (config, expected) in cases {
+        for command in ["validate", "serve"] {
+            let output = run_bounded(&[command, "--config", config.to_str().unwrap()]);
+            let said = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert_eq!(
+                output.status.code(),
+                Some(1),
+                "{command} {config:?}: {said}"
+            );
+            assert!(said.contains(expected), "{command} {config:?}: {said}");
+        }
+    }
+}

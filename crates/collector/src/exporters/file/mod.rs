@@ -24,6 +24,7 @@
 
 mod attributes;
 pub mod config;
+mod recover;
 mod retention;
 mod sanitize;
 mod scratch;
@@ -115,19 +116,33 @@ impl FileExporter {
             .unwrap_or_else(|| default_template(config.format));
         let template = PathTemplate::parse(template_text)
             .map_err(|reason| ExportError::Permanent(format!("file exporter: {reason}")))?;
-        std::fs::create_dir_all(&config.path)
+        let root = std::fs::create_dir_all(&config.path)
             .and_then(|()| std::fs::canonicalize(&config.path))
-            .map(|root| Self {
-                writer: FileWriter::new(config.fsync),
-                retention: RetentionSweeper::new(&root, &config.retention),
-                root,
-                format: config.format,
-                scratch: ScratchPool::new(config.gzip_level.min(9)),
-                template,
-                sequence: AtomicU64::new(0),
-                append_lock: Mutex::new(()),
-            })
-            .map_err(|error| io_error("creating", Path::new(&config.path), &error))
+            .map_err(|error| io_error("creating", Path::new(&config.path), &error))?;
+        match recover::recover(&root, config.format == FileFormat::OtlpJson) {
+            Ok(recovered) if recovered != recover::Recovered::default() => {
+                tracing::warn!(
+                    path = %root.display(),
+                    temp_files_removed = recovered.temp_files_removed,
+                    cut_lines_removed = recovered.lines_cut,
+                    "file exporter cleaned up after an earlier crash"
+                );
+            }
+            Ok(_) => {}
+            Err(error) => {
+                tracing::warn!(path = %root.display(), %error, "file exporter could not look for what a crash left");
+            }
+        }
+        Ok(Self {
+            writer: FileWriter::new(config.fsync),
+            retention: RetentionSweeper::new(&root, &config.retention),
+            root,
+            format: config.format,
+            scratch: ScratchPool::new(config.gzip_level.min(9)),
+            template,
+            sequence: AtomicU64::new(0),
+            append_lock: Mutex::new(()),
+        })
     }
 
     /// The directory everything is written under (absolute).

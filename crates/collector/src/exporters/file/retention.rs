@@ -133,14 +133,14 @@ fn remove_file(path: &Path) -> bool {
 
 /// Regular files under a root, with their modification times.
 #[derive(Default)]
-struct Listing {
-    files: Vec<(SystemTime, PathBuf)>,
-    temp_files: Vec<(SystemTime, PathBuf)>,
+pub(super) struct Listing {
+    pub files: Vec<(SystemTime, PathBuf)>,
+    pub temp_files: Vec<(SystemTime, PathBuf)>,
 }
 
 /// Walks `root` without following links. Only an unreadable root is an
 /// error: entries that vanish or cannot be read meanwhile are skipped.
-fn list_files(root: &Path) -> io::Result<Listing> {
+pub(super) fn list_files(root: &Path) -> io::Result<Listing> {
     let mut listing = Listing::default();
     let mut pending = vec![root.to_path_buf()];
     while let Some(directory) = pending.pop() {
