@@ -26,7 +26,7 @@ use profbridge_collector::exporters::helper::{
 use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::{Batch, ChannelExport, Exporter, Pipeline};
 use profbridge_collector::telemetry::Registry;
-use profbridge_testkit::TempDir;
+use profbridge_testkit::{SmallDisk, TempDir};
 use profbridge_translate::otlp::{
     ExportProfilesServiceRequest, Profile, ResourceProfiles, ScopeProfiles,
 };
@@ -805,4 +805,147 @@ async fn intake_marks_only_requests_it_queues_unchanged_as_validated() {
         assert_eq!(export.batch.profile_count(), 1);
         export.reply.send(Ok(())).unwrap();
     }
+}
+
+// ---- full disks ----
+
+/// A request of about `bytes` bytes (one profile carrying a payload).
+fn padded_batch(seed: u64, bytes: usize) -> Arc<Batch> {
+    let profile = Profile {
+        time_unix_nano: seed,
+        original_payload: vec![u8::try_from(seed % 251).unwrap(); bytes],
+        ..Profile::default()
+    };
+    let request = ExportProfilesServiceRequest {
+        resource_profiles: vec![ResourceProfiles {
+            scope_profiles: vec![ScopeProfiles {
+                profiles: vec![profile],
+                ..ScopeProfiles::default()
+            }],
+            ..ResourceProfiles::default()
+        }],
+        dictionary: None,
+    };
+    let size = request.encoded_len();
+    Arc::new(Batch::new(request, size))
+}
+
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !done() {
+        assert!(Instant::now() < deadline, "waited too long for {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_persistent_queue_on_a_small_disk_never_fills_it_with_delivered_requests() {
+    const DISK: u64 = 2 << 20;
+    const REQUEST: usize = 10 << 10;
+    let Some(disk) = SmallDisk::mount("helper-small-queue", DISK, "the small-disk queue test")
+    else {
+        return;
+    };
+    let config = helper(SendingQueueConfig {
+        storage: Some(disk.path().to_string_lossy().into_owned()),
+        ..queue(1, 10)
+    });
+    let mut harness = start("small", &config).await;
+    // Three times the disk, one request at a time, each delivered and
+    // acknowledged before the next comes.
+    let requests = 3 * DISK / REQUEST as u64;
+    for seed in 0..requests {
+        let offered = harness.exporter.offer(padded_batch(seed, REQUEST)).await;
+        assert_eq!(offered, Ok(()), "request {seed} of {requests}");
+        let export = harness.next_export().await;
+        assert_eq!(seed_of(&export.batch), seed);
+        export.reply.send(Ok(())).unwrap();
+        until("the queue to be empty", || harness.exporter.queued() == 0).await;
+    }
+
+    // Filled by something else, the disk still takes a request in the
+    // place of the delivered ones, which the queue gives up first.
+    let first_filler = disk.fill();
+    harness.exporter.offer(padded_batch(0, REQUEST)).await.unwrap();
+    // Filled again, it refuses, retryably, and counts it; with room again
+    // the queue takes requests by itself.
+    let filler = disk.fill();
+    let offered = harness.exporter.offer(padded_batch(1, REQUEST)).await;
+    assert_eq!(offered, Err(EnqueueError::Storage));
+    assert_eq!(
+        harness.metric("profbridge_exporter_queue_storage_failures_total{exporter=\"small\"}"),
+        Some(1.0)
+    );
+    harness.next_export().await.reply.send(Ok(())).unwrap();
+    std::fs::remove_file(filler).unwrap();
+    std::fs::remove_file(first_filler).unwrap();
+    harness
+        .exporter
+        .offer(padded_batch(1, REQUEST))
+        .await
+        .unwrap();
+    harness.next_export().await.reply.send(Ok(())).unwrap();
+    assert!(harness.exporter.shutdown(PATIENCE).await);
+}
+
+#[tokio::test]
+async fn a_dead_letter_that_cannot_be_written_is_tried_again_and_holds_no_slot_for_good() {
+    const QUEUE: usize = 3;
+    let Some(disk) = SmallDisk::mount("helper-full-dead", 1 << 20, "the full dead-letter test")
+    else {
+        return;
+    };
+    let dead = disk.path().join("dead");
+    std::fs::create_dir_all(&dead).unwrap();
+    let filler = disk.fill();
+    let storage = TempDir::new("helper-full-dead-queue");
+    let config = ExporterHelperConfig {
+        dead_letter: Some(dead.to_string_lossy().into_owned()),
+        ..helper(SendingQueueConfig {
+            storage: Some(storage.path().to_string_lossy().into_owned()),
+            ..queue(1, QUEUE)
+        })
+    };
+    let mut harness = start("refused", &config).await;
+    for seed in 0..QUEUE as u64 {
+        harness
+            .exporter
+            .offer(padded_batch(seed, 4096))
+            .await
+            .unwrap();
+    }
+    let refuse = |export: ChannelExport| {
+        export
+            .reply
+            .send(Err(ExportError::Permanent("refused for good".to_owned())))
+            .unwrap();
+    };
+    refuse(harness.next_export().await);
+    let failures = "profbridge_exporter_dead_letter_write_failures_total{exporter=\"refused\"}";
+    until("a failed dead-letter write", || {
+        harness.metric(failures).unwrap_or(0.0) >= 1.0
+    })
+    .await;
+    assert_eq!(
+        harness.exporter.offer(padded_batch(9, 4096)).await,
+        Err(EnqueueError::Full),
+        "the queue is still full: the request waits for the dead-letter directory"
+    );
+
+    std::fs::remove_file(filler).unwrap();
+    for _ in 1..QUEUE {
+        refuse(harness.next_export().await);
+    }
+    until("every request to be a dead letter", || {
+        files_under(&dead).len() == QUEUE
+    })
+    .await;
+    until("the queue to be empty", || harness.exporter.queued() == 0).await;
+    harness
+        .exporter
+        .offer(padded_batch(10, 4096))
+        .await
+        .unwrap();
+    harness.next_export().await.reply.send(Ok(())).unwrap();
+    assert!(harness.exporter.shutdown(PATIENCE).await);
 }

@@ -213,3 +213,52 @@ impl SeededRng {
         out
     }
 }
+
+/// A tmpfs of a few MiB mounted for one test, for what happens when a disk
+/// is full; unmounted on drop.
+pub struct SmallDisk {
+    mount: TempDir,
+}
+
+impl SmallDisk {
+    /// Mounts a tmpfs of `bytes` (rounded up to pages). Mounting needs
+    /// root: elsewhere this skips loudly, or panics when interop is
+    /// required.
+    pub fn mount(label: &str, bytes: u64, purpose: &str) -> Option<Self> {
+        let mount = TempDir::new(label);
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(mount.path())
+            .output()
+            .is_ok_and(|out| out.status.success());
+        if !mounted {
+            missing_prerequisite("mounting a tmpfs (root is needed)", purpose);
+            return None;
+        }
+        Some(Self { mount })
+    }
+
+    pub fn path(&self) -> &Path {
+        self.mount.path()
+    }
+
+    /// Fills what is free with one file, returned so that the test can
+    /// remove it to make room again.
+    pub fn fill(&self) -> PathBuf {
+        use std::io::Write;
+        let taken = std::fs::read_dir(self.path()).map_or(0, Iterator::count);
+        let path = self.path().join(format!("filler-{taken}"));
+        let mut file = std::fs::File::create(&path).expect("create the filler");
+        let block = vec![0u8; 64 << 10];
+        while file.write_all(&block).is_ok() {}
+        // What did not fit in a block, a byte at a time.
+        while file.write_all(&[0]).is_ok() {}
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mount.path()).status();
+    }
+}

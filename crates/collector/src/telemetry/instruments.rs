@@ -119,6 +119,8 @@ pub struct ExporterMetrics {
     sent_profiles: Counter,
     send_failed_profiles: Counter,
     enqueue_failed_profiles: Counter,
+    dead_letter_write_failures: Counter,
+    queue_storage_failures: Counter,
 }
 
 impl ExporterMetrics {
@@ -140,6 +142,16 @@ impl ExporterMetrics {
                 "Profiles an exporter's sending queue could not take.",
                 label(),
             ),
+            dead_letter_write_failures: registry.counter(
+                "profbridge_exporter_dead_letter_write_failures_total",
+                "Attempts to write a request to the dead-letter directory that failed (a full disk, say); each is tried again.",
+                label(),
+            ),
+            queue_storage_failures: registry.counter(
+                "profbridge_exporter_queue_storage_failures_total",
+                "Requests the persistent sending queue could not write to disk (a full disk, say); each was refused with a retryable code.",
+                label(),
+            ),
         }
     }
 
@@ -153,6 +165,14 @@ impl ExporterMetrics {
 
     pub fn enqueue_failed(&self, profiles: usize) {
         self.enqueue_failed_profiles.add_count(profiles);
+    }
+
+    pub fn dead_letter_write_failed(&self) {
+        self.dead_letter_write_failures.add_count(1);
+    }
+
+    pub fn queue_storage_failed(&self) {
+        self.queue_storage_failures.add_count(1);
     }
 }
 

@@ -19,21 +19,16 @@ use crate::pipeline::{Batch, Exporter, Reservation};
 use crate::telemetry::instruments::{register_exporter_queue, QueueLevel};
 use crate::telemetry::{ExporterMetrics, Registry};
 
-/// Why an exporter could not start.
+/// Why an exporter could not start. The text includes the I/O error, which
+/// is therefore not a `source()` (docs/architecture.md).
 #[derive(Debug, Error)]
 pub enum HelperError {
     #[error("dead_letter is empty; name a directory")]
     EmptyDeadLetter,
-    #[error("dead_letter {path}: {source}")]
-    DeadLetter {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("sending_queue.storage {path}: {source}")]
-    Storage {
-        path: String,
-        source: std::io::Error,
-    },
+    #[error("dead_letter {path}: {error}")]
+    DeadLetter { path: String, error: std::io::Error },
+    #[error("sending_queue.storage {path}: {error}")]
+    Storage { path: String, error: std::io::Error },
 }
 
 /// Why `offer` did not take a request; it has been counted and logged.
@@ -94,9 +89,9 @@ impl QueuedExporter {
             None => None,
             Some(dir) if dir.trim().is_empty() => return Err(HelperError::EmptyDeadLetter),
             Some(dir) => Some(Arc::new(DeadLetter::new(Path::new(dir), &name).map_err(
-                |source| HelperError::DeadLetter {
+                |error| HelperError::DeadLetter {
                     path: dir.to_owned(),
-                    source,
+                    error,
                 },
             )?)),
         };
@@ -297,9 +292,9 @@ async fn open_queue(
         )))));
     };
     let dir = Path::new(storage).join(file_stem(name));
-    let storage_error = |source| HelperError::Storage {
+    let storage_error = |error| HelperError::Storage {
         path: storage.clone(),
-        source,
+        error,
     };
     let opened = tokio::task::spawn_blocking(move || SegmentLog::open(&dir))
         .await
@@ -388,6 +383,7 @@ impl Shared {
     }
 
     fn storage_failed(&self, log: &SegmentLog, error: &std::io::Error) -> EnqueueError {
+        self.metrics.queue_storage_failed();
         tracing::error!(
             exporter = self.name(),
             queue = %log.dir().display(),
@@ -434,37 +430,73 @@ impl Shared {
             tracing::error!(exporter = self.name(), profiles, %reason, "export failed; request dropped");
             return true;
         };
-        let (writer, request) = (Arc::clone(dead_letter), Arc::clone(batch));
-        let written = tokio::task::spawn_blocking(move || writer.write(&request))
+        self.save_dead_letter(dead_letter, batch, &reason, keep)
             .await
-            .map_err(std::io::Error::other)
-            .and_then(|written| written);
-        match written {
-            Ok(path) => {
-                tracing::error!(
-                    exporter = self.name(),
-                    profiles,
-                    %reason,
-                    dead_letter = %path.display(),
-                    "export failed; request saved to the dead-letter directory"
-                );
-                true
+    }
+
+    /// Writes a failed request to the dead-letter directory, trying again
+    /// with backoff while that fails (a full disk), until it is written or
+    /// the exporter stops. Then a persistent queue (`keep`) keeps the
+    /// request for the next start, and a memory queue loses it (logged).
+    /// Returns whether the request is finished with.
+    async fn save_dead_letter(
+        &self,
+        dead_letter: &Arc<DeadLetter>,
+        batch: &Arc<Batch>,
+        reason: &str,
+        keep: bool,
+    ) -> bool {
+        let profiles = batch.profile_count();
+        let mut stop = self.stop.subscribe();
+        let mut pause = DEAD_LETTER_FIRST_PAUSE;
+        loop {
+            let (writer, request) = (Arc::clone(dead_letter), Arc::clone(batch));
+            let written = tokio::task::spawn_blocking(move || writer.write(&request))
+                .await
+                .map_err(std::io::Error::other)
+                .and_then(|written| written);
+            let error = match written {
+                Ok(path) => {
+                    tracing::error!(
+                        exporter = self.name(),
+                        profiles,
+                        %reason,
+                        dead_letter = %path.display(),
+                        "export failed; request saved to the dead-letter directory"
+                    );
+                    return true;
+                }
+                Err(error) => error,
+            };
+            self.metrics.dead_letter_write_failed();
+            let stopping = *stop.borrow();
+            tracing::error!(
+                exporter = self.name(),
+                profiles,
+                %reason,
+                dead_letter = %dead_letter.dir().display(),
+                %error,
+                retry_in = ?(!stopping).then_some(pause),
+                kept_in_queue = keep,
+                "export failed, and the request could not be saved to the dead-letter directory"
+            );
+            if stopping {
+                return !keep;
             }
-            Err(error) => {
-                tracing::error!(
-                    exporter = self.name(),
-                    profiles,
-                    %reason,
-                    dead_letter = %dead_letter.dir().display(),
-                    %error,
-                    kept_in_queue = keep,
-                    "export failed, and the request could not be saved to the dead-letter directory"
-                );
-                !keep
+            tokio::select! {
+                biased;
+                () = stopped(&mut stop) => return !keep,
+                () = tokio::time::sleep(pause) => {}
             }
+            pause = (pause * 2).min(DEAD_LETTER_MAX_PAUSE);
         }
     }
 }
+
+/// How long to wait before writing a dead letter again, at first and at
+/// most.
+const DEAD_LETTER_FIRST_PAUSE: Duration = Duration::from_secs(1);
+const DEAD_LETTER_MAX_PAUSE: Duration = Duration::from_secs(30);
 
 /// A consumer: takes requests until the queue is closed and empty, or
 /// shutdown says stop.
@@ -481,10 +513,12 @@ async fn consume(shared: Arc<Shared>) {
         }
         Some(Queue::Disk { waiting, log }) => {
             while let Some(Entry { item: at, bytes }) = next(waiting, &mut stop).await {
+                // A request not done with (shutdown stopped it) stays on
+                // disk for the next start; either way it no longer waits.
                 if shared.export_stored(log, at, &mut stop).await {
                     acknowledge(&shared, log, at).await;
-                    waiting.release(bytes);
                 }
+                waiting.release(bytes);
             }
         }
         None => {}

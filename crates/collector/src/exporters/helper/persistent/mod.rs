@@ -6,7 +6,12 @@
 //!   returning; a segment is sealed once it reaches its target size, and
 //!   a new one is started (the directory is fsynced too).
 //! - `ack` marks a record done; a sealed segment whose records are all
-//!   acknowledged is deleted, with its log.
+//!   acknowledged is deleted, with its log. So is the segment being
+//!   written once all its records are done and it holds
+//!   [`RECLAIM_ACTIVE_BYTES`] or more: the next append starts a new one.
+//! - When an append fails (a full disk) while every record of the segment
+//!   being written is done, that segment is deleted and the append tried
+//!   once more in a new one, so acknowledged records never hold the disk.
 //! - `open` reads every segment: records not acknowledged come back, in
 //!   the order they were written. A torn or corrupt tail (a crash during
 //!   a write, a damaged disk) is logged and skipped. Writing always goes
@@ -27,6 +32,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// Segments are sealed once they hold this much (a larger record gets a
 /// segment of its own).
 pub const DEFAULT_SEGMENT_BYTES: u64 = 8 << 20;
+
+/// A segment being written whose records are all done is deleted once it
+/// holds this much; smaller ones are kept, to spare a new file per
+/// request when the queue is usually empty.
+pub const RECLAIM_ACTIVE_BYTES: u64 = 256 << 10;
 
 const SEGMENT_SUFFIX: &str = ".seg";
 const ACK_SUFFIX: &str = ".ack";
@@ -135,13 +145,33 @@ impl SegmentLog {
     /// Appends a framed record and fsyncs it.
     pub fn append(&self, record: &[u8]) -> io::Result<RecordRef> {
         let mut state = self.state();
+        match self.append_locked(&mut state, record) {
+            Err(_) if self.writer_is_done(&state) => {
+                self.seal_writer(&mut state);
+                self.append_locked(&mut state, record)
+            }
+            appended => appended,
+        }
+    }
+
+    /// Whether a segment is being written and all its records are done.
+    fn writer_is_done(&self, state: &LogState) -> bool {
+        state.writer.as_ref().is_some_and(|writer| {
+            state
+                .segments
+                .get(&writer.id)
+                .is_none_or(|segment| segment.unacked.is_empty())
+        })
+    }
+
+    fn append_locked(&self, state: &mut LogState, record: &[u8]) -> io::Result<RecordRef> {
         let stored = record.len() as u64;
         let roll = state.writer.as_ref().is_none_or(|writer| {
             writer.length > 0 && writer.length.saturating_add(stored) > self.segment_bytes
         });
         if roll {
-            self.seal_writer(&mut state);
-            self.start_segment(&mut state)?;
+            self.seal_writer(state);
+            self.start_segment(state)?;
         }
         let Some(writer) = state.writer.as_mut() else {
             return Err(io::Error::other("no segment to write to"));
@@ -151,7 +181,7 @@ impl SegmentLog {
             // Cut the partial record off; if even that fails, the next
             // start finds a torn tail, and writing moves to a new segment.
             if writer.file.set_len(offset).is_err() {
-                self.seal_writer(&mut state);
+                self.seal_writer(state);
             }
             return Err(error);
         }
@@ -190,9 +220,18 @@ impl SegmentLog {
             .open(self.dir.join(file_name(at.segment, ACK_SUFFIX)))?
             .write_all(&ack::entry(at.offset))?;
         segment.unacked.remove(&at.offset);
-        if segment.sealed && segment.unacked.is_empty() {
+        if !segment.unacked.is_empty() {
+            return Ok(());
+        }
+        if segment.sealed {
             state.segments.remove(&at.segment);
             delete_segment(&self.dir, at.segment);
+        } else if state
+            .writer
+            .as_ref()
+            .is_some_and(|writer| writer.id == at.segment && writer.length >= RECLAIM_ACTIVE_BYTES)
+        {
+            self.seal_writer(&mut state);
         }
         Ok(())
     }
@@ -407,6 +446,29 @@ mod tests {
         log.ack(written[1]).unwrap();
         assert_eq!(log.close(), 0);
         assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    }
+
+    #[test]
+    fn a_fully_acknowledged_segment_being_written_is_deleted_once_large() {
+        let dir = TempDir::new("segment-log-reclaim");
+        let (log, _) = SegmentLog::open(dir.path()).unwrap();
+        let big = record::frame(&vec![7u8; RECLAIM_ACTIVE_BYTES as usize]).unwrap();
+        let small = log.append(&framed(1)).unwrap();
+        log.ack(small).unwrap();
+        assert_eq!(
+            names(dir.path()),
+            [file_name(1, ACK_SUFFIX), file_name(1, SEGMENT_SUFFIX)],
+            "a small segment being written stays"
+        );
+        let large = log.append(&big).unwrap();
+        assert_eq!(large.segment, 1);
+        log.ack(large).unwrap();
+        assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+        let next = log.append(&framed(2)).unwrap();
+        assert_eq!(next.segment, 2);
+        drop(log);
+        let (_, pending) = SegmentLog::open(dir.path()).unwrap();
+        assert_eq!(pending, [next]);
     }
 
     #[test]
