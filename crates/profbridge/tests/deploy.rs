@@ -771,3 +771,121 @@ fn systemd_unit_runs_profbridge_serve_in_a_sandbox() {
         "systemd-analyze verify {relative}:\n{stderr}"
     );
 }
+
+// ------------------------------------------------- gateway exposure
+
+/// The gateway's files with their commented-out TLS, token, Secret volume
+/// and mount lines uncommented, as a user turning them on would.
+fn with_tls_and_auth(text: &str) -> String {
+    const KEYS: [&str; 11] = [
+        "tls:",
+        "auth:",
+        "cert_file:",
+        "key_file:",
+        "bearer_token_file:",
+        "- name: tls",
+        "- name: token",
+        "mountPath:",
+        "readOnly:",
+        "secret:",
+        "secretName:",
+    ];
+    let mut out = String::new();
+    for line in text.lines() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        match body.strip_prefix("# ") {
+            Some(rest) if KEYS.iter().any(|key| rest.trim_start().starts_with(key)) => {
+                out.push_str(indent);
+                out.push_str(rest);
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Non-empty stand-ins for the certificate, key and token, where the
+/// gateway's files expect them: `validate` checks the files exist.
+fn secret_files(dir: &Path) -> (PathBuf, PathBuf) {
+    let (tls, auth) = (dir.join("tls"), dir.join("auth"));
+    std::fs::create_dir_all(&tls).unwrap();
+    std::fs::create_dir_all(&auth).unwrap();
+    for (folder, file) in [(&tls, "tls.crt"), (&tls, "tls.key"), (&auth, "token")] {
+        std::fs::write(folder.join(file), "stand-in\n").unwrap();
+    }
+    (tls, auth)
+}
+
+/// Every OTLP protocol of a configuration requires TLS and a token.
+fn assert_tls_and_auth_on_every_protocol(config: &str, what: &str) {
+    let doc = &documents(what, config)[0];
+    for protocol in ["grpc", "http"] {
+        let settings = &doc["receivers"]["otlp"]["protocols"][protocol];
+        assert!(
+            settings["tls"]["cert_file"].as_str().is_some()
+                && settings["auth"]["bearer_token_file"].as_str().is_some(),
+            "{what}: {protocol} has no tls and auth: {settings:?}"
+        );
+    }
+}
+
+#[test]
+fn the_gateway_states_its_exposure_and_turns_on_tls_and_auth_when_uncommented() {
+    let dir = TempDir::new("gateway-secured");
+    let (tls, auth) = secret_files(dir.path());
+    let local = |text: &str| {
+        text.replace("/etc/profbridge-tls", tls.to_str().unwrap())
+            .replace("/etc/profbridge-auth", auth.to_str().unwrap())
+    };
+
+    let example = read("config/examples/gateway.yaml");
+    assert!(
+        example.contains("EXPOSURE"),
+        "the example says who can reach it"
+    );
+    let secured = with_tls_and_auth(&example);
+    assert_tls_and_auth_on_every_protocol(&secured, "the example, secured");
+    validate_text(&local(&secured), "config/examples/gateway.yaml, secured");
+
+    let manifest = read("deploy/kubernetes/gateway.yaml");
+    assert!(
+        manifest.contains("EXPOSURE"),
+        "the manifest says who can reach it"
+    );
+    let docs = documents("gateway.yaml, secured", &with_tls_and_auth(&manifest));
+    let configs = embedded_configs(&docs);
+    let (_, config) = configs.iter().next().expect("the gateway's ConfigMap");
+    assert_tls_and_auth_on_every_protocol(config, "the gateway's ConfigMap, secured");
+    validate_text(&local(config), "the gateway's ConfigMap, secured");
+    let deployment = docs
+        .iter()
+        .find(|doc| kind(doc) == "Deployment")
+        .expect("the gateway's Deployment");
+    let spec = pod_spec(deployment).unwrap();
+    let container = all_containers(spec)
+        .into_iter()
+        .find(|c| is_profbridge(c))
+        .expect("the profbridge container");
+    // Each folder the configuration reads from is a Secret mounted there.
+    for (folder, secret) in [
+        ("/etc/profbridge-tls", "profbridge-gateway-tls"),
+        ("/etc/profbridge-auth", "profbridge-gateway-token"),
+    ] {
+        assert!(config.contains(folder), "the configuration reads {folder}");
+        let mount = list(container, "volumeMounts")
+            .iter()
+            .find(|mount| mount["mountPath"].as_str() == Some(folder))
+            .unwrap_or_else(|| panic!("nothing is mounted at {folder}"));
+        let volume = list(spec, "volumes")
+            .iter()
+            .find(|volume| volume["name"] == mount["name"])
+            .unwrap_or_else(|| panic!("the volume mounted at {folder} is not defined"));
+        assert_eq!(
+            volume["secret"]["secretName"].as_str(),
+            Some(secret),
+            "{folder}"
+        );
+    }
+}
