@@ -6,6 +6,7 @@ pub mod exporters;
 mod kept;
 pub mod pipeline;
 pub mod processors;
+pub mod push_v1;
 pub mod receivers;
 pub mod service;
 pub mod telemetry;

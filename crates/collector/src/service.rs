@@ -256,8 +256,9 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
                 )?;
                 let listener = bind(&name, &pyroscope_config.endpoint).await?;
                 let what = format!(
-                    "{name} Pyroscope ingest (POST {}){}",
+                    "{name} Pyroscope ingest (POST {} and {}){}",
                     pyroscope::INGEST_PATH,
+                    pyroscope::PUSH_PATH,
                     over_tls(&security)
                 );
                 note_endpoint(&mut listening, &listener, what);

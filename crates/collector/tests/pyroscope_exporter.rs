@@ -5,12 +5,15 @@
     clippy::indexing_slicing
 )]
 
-//! The Pyroscope exporter against a small server that implements the
-//! `/ingest` contract as Pyroscope documents and parses it: `name`
-//! (application name and `{k=v,…}` labels, read without escapes), `from`
-//! and `until` in Unix seconds, `format=pprof` with the pprof as the body
-//! (or, without `format`, a multipart form with a `profile` part). What
-//! arrives must decode to pprof with the totals of what was exported.
+//! The Pyroscope exporter against a small server that implements both of
+//! Pyroscope's APIs as Pyroscope documents and parses them: `/ingest`
+//! (`name`: application name and `{k=v,…}` labels, read without escapes;
+//! `from` and `until` in Unix seconds; `format=pprof` with the pprof as the
+//! body, or, without `format`, a multipart form with a `profile` part) and
+//! the push API (`POST /push.v1.PusherService/Push`, a Connect protobuf
+//! `PushRequest` decoded with the field numbers of Pyroscope's schema,
+//! Connect errors). What arrives must decode to pprof with the totals of
+//! what was exported. Most tests run against both APIs.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -27,11 +30,12 @@ use prost::Message;
 use profbridge_collector::config::units::Duration as ConfigDuration;
 use profbridge_collector::config::{load, parse_yaml, ExporterConfig};
 use profbridge_collector::exporters::pyroscope::config::{
-    BasicAuthConfig, PyroscopeExporterConfig,
+    BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig,
 };
 use profbridge_collector::exporters::pyroscope::PyroscopeExporter;
 use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::Batch;
+use profbridge_collector::push_v1::{LabelPair, PushRequest, PUSH_PATH};
 use profbridge_collector::service;
 use profbridge_pprof::{decode, encode, parse_any, DecodeOptions, EncodeOptions};
 use profbridge_testkit::{corpus_files, ebpf_like_request};
@@ -57,12 +61,18 @@ enum Reply {
     Malformed,
 }
 
-/// One push the server took, as Pyroscope would read it.
+/// One profile the server took, as Pyroscope would read it.
 #[derive(Debug)]
 struct Ingest {
+    api: PyroscopeApi,
     application: String,
+    /// `/ingest`: the labels of `name`; push: every label of the series
+    /// but `service_name`.
     labels: BTreeMap<String, String>,
+    /// `/ingest`: the query; push: empty.
     query: BTreeMap<String, String>,
+    /// Push: the series' labels as sent, in order.
+    series_labels: Vec<LabelPair>,
     headers: HeaderMap,
     profile: profbridge_pprof::Profile,
 }
@@ -71,6 +81,25 @@ impl Ingest {
     fn number(&self, key: &str) -> u64 {
         self.query[key].parse().unwrap()
     }
+
+    /// `/ingest`: `name`; push: the same shape made of the series' labels
+    /// (but `__name__` and `pyroscope_spy`), in the order sent.
+    fn name(&self) -> String {
+        match self.api {
+            PyroscopeApi::Ingest => self.query["name"].clone(),
+            PyroscopeApi::Push => {
+                let labels: Vec<String> = self
+                    .series_labels
+                    .iter()
+                    .filter(|l| {
+                        !["__name__", "service_name", "pyroscope_spy"].contains(&l.name.as_str())
+                    })
+                    .map(|l| format!("{}={}", l.name, l.value))
+                    .collect();
+                format!("{}{{{}}}", self.application, labels.join(","))
+            }
+        }
+    }
 }
 
 type Ingests = Arc<Mutex<Vec<Ingest>>>;
@@ -78,13 +107,22 @@ type Ingests = Arc<Mutex<Vec<Ingest>>>;
 async fn fake_pyroscope(reply: Reply) -> (SocketAddr, Ingests) {
     let ingests: Ingests = Arc::default();
     let recorded = Arc::clone(&ingests);
-    let app = axum::Router::new().route(
-        "/ingest",
-        post(move |uri: Uri, headers: HeaderMap, body: Bytes| {
-            let recorded = Arc::clone(&recorded);
-            async move { ingest(&recorded, reply, &uri, headers, &body) }
-        }),
-    );
+    let pushed = Arc::clone(&ingests);
+    let app = axum::Router::new()
+        .route(
+            "/ingest",
+            post(move |uri: Uri, headers: HeaderMap, body: Bytes| {
+                let recorded = Arc::clone(&recorded);
+                async move { ingest(&recorded, reply, &uri, headers, &body) }
+            }),
+        )
+        .route(
+            PUSH_PATH,
+            post(move |headers: HeaderMap, body: Bytes| {
+                let recorded = Arc::clone(&pushed);
+                async move { push(&recorded, reply, headers, &body) }
+            }),
+        );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -93,6 +131,105 @@ async fn fake_pyroscope(reply: Reply) -> (SocketAddr, Ingests) {
 
 fn bad_request(message: String) -> Response {
     (StatusCode::BAD_REQUEST, message).into_response()
+}
+
+/// A Connect error as Pyroscope's Connect handlers answer it.
+fn connect_error(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = serde_json::json!({ "code": code, "message": message }).to_string();
+    (status, [("content-type", "application/json")], body).into_response()
+}
+
+/// The push API as Pyroscope's distributor reads it: a protobuf
+/// `PushRequest` (Content-Type `application/proto`), each raw profile a
+/// pprof, gzipped or not; any profile it cannot read fails the whole
+/// request with `invalid_argument`; a series without `service_name` is
+/// `unspecified`.
+fn push(ingests: &Ingests, reply: Reply, headers: HeaderMap, body: &[u8]) -> Response {
+    match reply {
+        Reply::Ok => {}
+        Reply::Unavailable => {
+            let mut response = connect_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "ingesters are busy",
+            );
+            response
+                .headers_mut()
+                .insert("retry-after", "7".parse().unwrap());
+            return response;
+        }
+        Reply::Malformed => {
+            return connect_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_argument",
+                "failed to parse pprof: proto: illegal wireType 7",
+            )
+        }
+    }
+    if headers.get("content-type").map(|v| v.as_bytes()) != Some(b"application/proto") {
+        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "not application/proto").into_response();
+    }
+    let request = match PushRequest::decode(body) {
+        Ok(request) => request,
+        Err(error) => {
+            return connect_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_argument",
+                &error.to_string(),
+            )
+        }
+    };
+    let mut taken = Vec::new();
+    for series in &request.series {
+        let application = series
+            .labels
+            .iter()
+            .find(|l| l.name == "service_name")
+            .map_or_else(|| "unspecified".to_owned(), |l| l.value.clone());
+        let labels: BTreeMap<String, String> = series
+            .labels
+            .iter()
+            .filter(|l| l.name != "service_name")
+            .map(|l| (l.name.clone(), l.value.clone()))
+            .collect();
+        if labels.len() + 1 != series.labels.len() {
+            return connect_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_argument",
+                "duplicate label name",
+            );
+        }
+        for sample in &series.samples {
+            let profile = match decode(&sample.raw_profile, &DecodeOptions::default()) {
+                Ok(profile) => profile,
+                Err(error) => {
+                    return connect_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_argument",
+                        &format!("invalid pprof: {error}"),
+                    )
+                }
+            };
+            taken.push(Ingest {
+                api: PyroscopeApi::Push,
+                application: application.clone(),
+                labels: labels.clone(),
+                query: BTreeMap::new(),
+                series_labels: series.labels.clone(),
+                headers: headers.clone(),
+                profile,
+            });
+        }
+    }
+    if taken.is_empty() {
+        return connect_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "no profiles received",
+        );
+    }
+    ingests.lock().unwrap().extend(taken);
+    (StatusCode::OK, [("content-type", "application/proto")], "").into_response()
 }
 
 fn ingest(ingests: &Ingests, reply: Reply, uri: &Uri, headers: HeaderMap, body: &[u8]) -> Response {
@@ -143,9 +280,11 @@ fn ingest(ingests: &Ingests, reply: Reply, uri: &Uri, headers: HeaderMap, body: 
         Err(error) => return bad_request(format!("invalid pprof: {error}")),
     };
     ingests.lock().unwrap().push(Ingest {
+        api: PyroscopeApi::Ingest,
         application,
         labels,
         query,
+        series_labels: Vec::new(),
         headers,
         profile,
     });
@@ -330,10 +469,22 @@ fn expected_window(time_nanos: i64, duration_nanos: i64) -> (u64, u64) {
     (from, until.max(from + 1))
 }
 
+/// What every push must carry besides its profile: for `/ingest`,
+/// `format=pprof`, `spyName` and the time window; for the push API, the
+/// Connect headers, a `__name__`, `pyroscope_spy`, and a time in the pprof.
 fn assert_query(ingest: &Ingest) {
+    let profile = &ingest.profile;
+    if ingest.api == PyroscopeApi::Push {
+        assert_eq!(ingest.headers["content-type"], "application/proto");
+        assert_eq!(ingest.headers["connect-protocol-version"], "1");
+        assert_eq!(ingest.series_labels[0].name, "__name__");
+        assert_eq!(ingest.series_labels[1].name, "service_name");
+        assert_eq!(ingest.labels["pyroscope_spy"], "profbridge");
+        assert!(profile.time_nanos > 0);
+        return;
+    }
     assert_eq!(ingest.query["format"], "pprof");
     assert_eq!(ingest.query["spyName"], "profbridge");
-    let profile = &ingest.profile;
     let window = expected_window(profile.time_nanos, profile.duration_nanos);
     assert_eq!(
         (ingest.number("from"), ingest.number("until")),
@@ -346,6 +497,26 @@ fn assert_query(ingest: &Ingest) {
     assert_eq!(ingest.headers["content-type"], "application/octet-stream");
 }
 
+/// The labels Pyroscope gets besides those of the resource: `__name__`
+/// and `pyroscope_spy` for the push API, none for `/ingest`.
+fn with_own_labels(
+    api: PyroscopeApi,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> BTreeMap<String, String> {
+    let mut all: BTreeMap<String, String> = labels
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    if api == PyroscopeApi::Push {
+        all.insert("__name__".to_owned(), name.to_owned());
+        all.insert("pyroscope_spy".to_owned(), "profbridge".to_owned());
+    }
+    all
+}
+
+const APIS: [PyroscopeApi; 2] = [PyroscopeApi::Push, PyroscopeApi::Ingest];
+
 fn batch(request: ExportProfilesServiceRequest) -> Batch {
     let size = request.encoded_len();
     let mut batch = Batch::new(request, size);
@@ -353,9 +524,10 @@ fn batch(request: ExportProfilesServiceRequest) -> Batch {
     batch
 }
 
-fn config(address: SocketAddr) -> PyroscopeExporterConfig {
+fn config(address: SocketAddr, api: PyroscopeApi) -> PyroscopeExporterConfig {
     PyroscopeExporterConfig {
         endpoint: format!("http://{address}"),
+        api,
         timeout: ConfigDuration::from_secs(60),
         ..PyroscopeExporterConfig::default()
     }
@@ -380,45 +552,56 @@ fn with_resource_attributes(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ebpf_like_profiles_arrive_named_with_their_labels_window_and_totals() {
-    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
-    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
-    assert_eq!(exporter.url().as_str(), format!("http://{address}/ingest"));
-    let request = with_resource_attributes(
-        ebpf_like_request(300, 1),
-        &[
-            ("host.name", "node-7"),
-            ("k8s.pod.name", "not-a-label"),
-            ("deployment.environment", " prod "),
-        ],
-    );
-    let sent = sent_totals(&request);
-    exporter.export(&batch(request)).await.unwrap();
+    for api in APIS {
+        let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+        let exporter = PyroscopeExporter::new(&config(address, api)).unwrap();
+        let path = if api == PyroscopeApi::Push {
+            PUSH_PATH
+        } else {
+            "/ingest"
+        };
+        assert_eq!(exporter.url().as_str(), format!("http://{address}{path}"));
+        let request = with_resource_attributes(
+            ebpf_like_request(300, 1),
+            &[
+                ("host.name", "node-7"),
+                ("k8s.pod.name", "not-a-label"),
+                ("deployment.environment", " prod "),
+            ],
+        );
+        let sent = sent_totals(&request);
+        exporter.export(&batch(request)).await.unwrap();
 
-    let ingests = ingests.lock().unwrap();
-    assert_eq!(ingests.len(), 1);
-    let ingest = &ingests[0];
-    // Configured order: service.namespace (absent), deployment.environment,
-    // host.name.
-    assert_eq!(
-        ingest.query["name"],
-        "checkout{deployment_environment=prod,host_name=node-7}"
-    );
-    assert_eq!(ingest.application, "checkout");
-    assert_eq!(
-        ingest.labels,
-        BTreeMap::from([
-            ("deployment_environment".to_owned(), "prod".to_owned()),
-            ("host_name".to_owned(), "node-7".to_owned()),
-        ])
-    );
-    assert_query(ingest);
-    assert!(ingest.profile.time_nanos > 0);
-    assert_eq!(ingest.number("until") - ingest.number("from"), 60);
-    assert_eq!(received_totals(&ingests), sent);
+        let ingests = ingests.lock().unwrap();
+        assert_eq!(ingests.len(), 1, "{api:?}");
+        let ingest = &ingests[0];
+        // Configured order: service.namespace (absent), deployment.environment,
+        // host.name.
+        assert_eq!(
+            ingest.name(),
+            "checkout{deployment_environment=prod,host_name=node-7}"
+        );
+        assert_eq!(ingest.application, "checkout");
+        assert_eq!(
+            ingest.labels,
+            with_own_labels(
+                api,
+                "process_cpu",
+                &[("deployment_environment", "prod"), ("host_name", "node-7")]
+            )
+        );
+        assert_query(ingest);
+        assert!(ingest.profile.time_nanos > 0);
+        if api == PyroscopeApi::Ingest {
+            assert_eq!(ingest.number("until") - ingest.number("from"), 60);
+        }
+        assert_eq!(received_totals(&ingests), sent, "{api:?}");
+    }
 }
 
 /// Every corpus file as its own resource of one request, with labels that
-/// need cleaning up; each pushed pprof must have its file's totals.
+/// need cleaning up; each pushed pprof must have its file's totals. The
+/// push API takes the whole request in one call, a series per pprof.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corpus_profiles_arrive_with_their_totals() {
     let files = corpus_files();
@@ -458,82 +641,311 @@ async fn corpus_profiles_arrive_with_their_totals() {
     let request = converted.request;
     let sent = sent_totals(&request);
 
-    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
-    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
-    exporter.export(&batch(request)).await.unwrap();
+    for api in APIS {
+        let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+        let exporter = PyroscopeExporter::new(&config(address, api)).unwrap();
+        exporter.export(&batch(request.clone())).await.unwrap();
 
-    let ingests = ingests.lock().unwrap();
-    let with_samples = profiles.iter().filter(|p| !p.sample.is_empty()).count();
-    assert_eq!(ingests.len(), with_samples);
-    for ingest in ingests.iter() {
-        let i = files
-            .iter()
-            .position(|file| format!("corpus/{}", file.name) == ingest.application)
-            .unwrap_or_else(|| panic!("{} is no corpus file", ingest.application));
-        assert_eq!(
-            ingest.labels,
-            BTreeMap::from([
-                ("service_namespace".to_owned(), "shop".to_owned()),
-                ("host_name".to_owned(), format!("host {i}_rack_")),
-            ]),
-            "{}",
-            ingest.query["name"]
-        );
-        assert_query(ingest);
-        assert_eq!(ingest.profile.time_nanos, profiles[i].time_nanos);
+        let ingests = ingests.lock().unwrap();
+        let with_samples = profiles.iter().filter(|p| !p.sample.is_empty()).count();
+        assert_eq!(ingests.len(), with_samples);
+        for ingest in ingests.iter() {
+            let i = files
+                .iter()
+                .position(|file| format!("corpus/{}", file.name) == ingest.application)
+                .unwrap_or_else(|| panic!("{} is no corpus file", ingest.application));
+            // Only `name` needs `,` and `}` written otherwise.
+            let host = match api {
+                PyroscopeApi::Ingest => format!("host {i}_rack_"),
+                PyroscopeApi::Push => format!("host {i},rack}}"),
+            };
+            let mut expected = ingest.labels.clone();
+            expected.retain(|k, _| k == "__name__" || k == "pyroscope_spy");
+            expected.insert("service_namespace".to_owned(), "shop".to_owned());
+            expected.insert("host_name".to_owned(), host);
+            assert_eq!(ingest.labels, expected, "{}", ingest.name());
+            assert_query(ingest);
+            if profiles[i].time_nanos != 0 {
+                assert_eq!(ingest.profile.time_nanos, profiles[i].time_nanos);
+            }
+        }
+        assert_eq!(received_totals(&ingests), sent, "{api:?}");
     }
-    assert_eq!(received_totals(&ingests), sent);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn names_fall_back_and_take_the_configured_attributes() {
-    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
-    let mut request = ebpf_like_request(20, 2);
-    request.resource_profiles[0].resource = None;
-    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
-    exporter.export(&batch(request)).await.unwrap();
+    for api in APIS {
+        let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+        let mut request = ebpf_like_request(20, 2);
+        request.resource_profiles[0].resource = None;
+        let exporter = PyroscopeExporter::new(&config(address, api)).unwrap();
+        exporter.export(&batch(request)).await.unwrap();
 
-    let request = with_resource_attributes(
-        ebpf_like_request(20, 3),
-        &[("k8s.deployment.name", "cart api"), ("team", "payments")],
-    );
-    let exporter = PyroscopeExporter::new(&PyroscopeExporterConfig {
-        application_name_attribute: "k8s.deployment.name".to_owned(),
-        labels_from_resource_attributes: vec!["team".to_owned(), "9.zone".to_owned()],
-        ..config(address)
-    })
-    .unwrap();
-    exporter.export(&batch(request)).await.unwrap();
+        let request = with_resource_attributes(
+            ebpf_like_request(20, 3),
+            &[("k8s.deployment.name", "cart api"), ("team", "payments")],
+        );
+        let exporter = PyroscopeExporter::new(&PyroscopeExporterConfig {
+            application_name_attribute: "k8s.deployment.name".to_owned(),
+            labels_from_resource_attributes: vec!["team".to_owned(), "9.zone".to_owned()],
+            ..config(address, api)
+        })
+        .unwrap();
+        exporter.export(&batch(request)).await.unwrap();
 
-    let ingests = ingests.lock().unwrap();
-    let names: Vec<&str> = ingests.iter().map(|i| i.query["name"].as_str()).collect();
-    assert_eq!(names, ["unknown_service{}", "cart_api{team=payments}"]);
+        let ingests = ingests.lock().unwrap();
+        let names: Vec<String> = ingests.iter().map(Ingest::name).collect();
+        assert_eq!(
+            names,
+            ["unknown_service{}", "cart_api{team=payments}"],
+            "{api:?}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_without_samples_push_nothing() {
-    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
-    let exporter = PyroscopeExporter::new(&config(address)).unwrap();
-    exporter
-        .export(&batch(ExportProfilesServiceRequest::default()))
-        .await
-        .unwrap();
-    let mut request = ebpf_like_request(10, 4);
-    request.resource_profiles[0].scope_profiles[0].profiles[0]
-        .samples
-        .clear();
-    exporter.export(&batch(request)).await.unwrap();
-    assert!(ingests.lock().unwrap().is_empty());
+    for api in APIS {
+        let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+        let exporter = PyroscopeExporter::new(&config(address, api)).unwrap();
+        exporter
+            .export(&batch(ExportProfilesServiceRequest::default()))
+            .await
+            .unwrap();
+        let mut request = ebpf_like_request(10, 4);
+        request.resource_profiles[0].scope_profiles[0].profiles[0]
+            .samples
+            .clear();
+        exporter.export(&batch(request)).await.unwrap();
+        assert!(ingests.lock().unwrap().is_empty());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_are_classified_with_the_servers_words() {
     let small = batch(ebpf_like_request(5, 5));
+    for api in APIS {
+        let (address, _) = fake_pyroscope(Reply::Unavailable).await;
+        let error = PyroscopeExporter::new(&config(address, api))
+            .unwrap()
+            .export(&small)
+            .await
+            .unwrap_err();
+        match &error {
+            ExportError::Retryable {
+                reason,
+                retry_after,
+            } => {
+                assert_eq!(*retry_after, Some(Duration::from_secs(7)));
+                assert!(reason.contains("503"), "{reason}");
+                assert!(reason.contains("ingesters are busy"), "{reason}");
+            }
+            other => panic!("503 should be retryable: {other}"),
+        }
 
-    let (address, _) = fake_pyroscope(Reply::Unavailable).await;
-    let error = PyroscopeExporter::new(&config(address))
+        let (address, _) = fake_pyroscope(Reply::Malformed).await;
+        let error = PyroscopeExporter::new(&config(address, api))
+            .unwrap()
+            .export(&small)
+            .await
+            .unwrap_err();
+        match &error {
+            ExportError::Permanent(reason) => {
+                assert!(reason.contains("400"), "{reason}");
+                assert!(reason.contains("illegal wireType 7"), "{reason}");
+                let named = match api {
+                    PyroscopeApi::Ingest => "checkout{}",
+                    PyroscopeApi::Push => "invalid_argument) to a push of 1 series (checkout)",
+                };
+                assert!(reason.contains(named), "{reason}");
+            }
+            other => panic!("400 should be permanent: {other}"),
+        }
+
+        let closed = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap()
+        };
+        let error = PyroscopeExporter::new(&config(closed, api))
+            .unwrap()
+            .export(&small)
+            .await
+            .unwrap_err();
+        assert!(error.is_retryable(), "{error}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_tenant_and_basic_auth_arrive() {
+    for api in APIS {
+        let (address, ingests) = fake_pyroscope(Reply::Ok).await;
+        let small = batch(ebpf_like_request(5, 6));
+        PyroscopeExporter::new(&PyroscopeExporterConfig {
+            headers: BTreeMap::from([("X-Team".to_owned(), "payments".to_owned())]),
+            tenant_id: Some("tenant-1".to_owned()),
+            basic_auth: Some(BasicAuthConfig {
+                username: "profbridge".to_owned(),
+                password: "s3cret".to_owned(),
+            }),
+            ..config(address, api)
+        })
         .unwrap()
         .export(&small)
+        .await
+        .unwrap();
+        PyroscopeExporter::new(&PyroscopeExporterConfig {
+            headers: BTreeMap::from([("authorization".to_owned(), "Bearer glc_token".to_owned())]),
+            ..config(address, api)
+        })
+        .unwrap()
+        .export(&small)
+        .await
+        .unwrap();
+
+        let ingests = ingests.lock().unwrap();
+        assert_eq!(ingests.len(), 2);
+        let first = &ingests[0].headers;
+        assert_eq!(first["x-team"], "payments");
+        assert_eq!(first["x-scope-orgid"], "tenant-1");
+        // base64("profbridge:s3cret")
+        assert_eq!(first["authorization"], "Basic cHJvZmJyaWRnZTpzM2NyZXQ=");
+        let second = &ingests[1].headers;
+        assert_eq!(second["authorization"], "Bearer glc_token");
+        assert!(second.get("x-scope-orgid").is_none());
+    }
+}
+
+/// A call's headers and body.
+type Captured = (HeaderMap, Vec<u8>);
+
+/// What the push API gets, byte for byte as Pyroscope's schema reads it:
+/// one `PushRequest` per export, one series per pprof with the labels the
+/// SDKs send (`__name__` first, then `service_name`), the pprof gzipped in
+/// `raw_profile`; and what the push receiver recorded of an earlier push
+/// (`pyroscope.profile_name`, `.delta`, `.session_id`) goes on as labels.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn push_requests_hold_a_series_per_pprof_with_sdk_labels() {
+    let captured: Arc<Mutex<Vec<Captured>>> = Arc::default();
+    let keep = Arc::clone(&captured);
+    let app = axum::Router::new().route(
+        PUSH_PATH,
+        post(move |headers: HeaderMap, body: Bytes| {
+            let keep = Arc::clone(&keep);
+            async move {
+                keep.lock().unwrap().push((headers, body.to_vec()));
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let first = with_resource_attributes(
+        ebpf_like_request(50, 11),
+        &[
+            ("pyroscope.profile_name", "memory"),
+            ("pyroscope.delta", "false"),
+            ("pyroscope.session_id", "00112233aabbccdd"),
+            ("host.name", "node-3"),
+        ],
+    );
+    let second = with_resource_attributes(ebpf_like_request(30, 12), &[("host.name", "node-4")]);
+    let merged = profbridge_translate::merge_requests(vec![first, second]);
+    let sent = sent_totals(&merged);
+    let exporter = PyroscopeExporter::new(&PyroscopeExporterConfig {
+        labels_from_resource_attributes: vec!["host.name".to_owned()],
+        ..config(address, PyroscopeApi::Push)
+    })
+    .unwrap();
+    exporter.export(&batch(merged)).await.unwrap();
+
+    let captured = captured.lock().unwrap();
+    assert_eq!(captured.len(), 1, "one call per export");
+    let (headers, body) = &captured[0];
+    assert_eq!(headers["content-type"], "application/proto");
+    assert_eq!(headers["connect-protocol-version"], "1");
+    let push = PushRequest::decode(body.as_slice()).unwrap();
+    assert_eq!(push.series.len(), 2);
+    let mut arrived = Vec::new();
+    for series in &push.series {
+        assert_eq!(series.samples.len(), 1);
+        let raw = &series.samples[0].raw_profile;
+        assert_eq!(raw[..2], [0x1f, 0x8b], "the pprof is gzipped");
+        let profile = decode(raw, &DecodeOptions::default()).unwrap();
+        let labels: Vec<(&str, &str)> = series
+            .labels
+            .iter()
+            .map(|l| (l.name.as_str(), l.value.as_str()))
+            .collect();
+        let host = series
+            .labels
+            .iter()
+            .find(|l| l.name == "host_name")
+            .unwrap()
+            .value
+            .clone();
+        if host == "node-3" {
+            assert_eq!(
+                labels,
+                [
+                    ("__name__", "memory"),
+                    ("service_name", "checkout"),
+                    ("pyroscope_spy", "profbridge"),
+                    ("host_name", "node-3"),
+                    ("__delta__", "false"),
+                    ("__session_id__", "00112233aabbccdd"),
+                ]
+            );
+        } else {
+            assert_eq!(
+                labels,
+                [
+                    ("__name__", "process_cpu"),
+                    ("service_name", "checkout"),
+                    ("pyroscope_spy", "profbridge"),
+                    ("host_name", "node-4"),
+                ]
+            );
+        }
+        arrived.push(Ingest {
+            api: PyroscopeApi::Push,
+            application: "checkout".to_owned(),
+            labels: BTreeMap::new(),
+            query: BTreeMap::new(),
+            series_labels: series.labels.clone(),
+            headers: headers.clone(),
+            profile,
+        });
+    }
+    assert_eq!(received_totals(&arrived), sent);
+}
+
+/// `resource_exhausted` (429) is retried, after Retry-After; a reply that
+/// is no Connect error is judged by its status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connect_errors_decide_retries() {
+    let app = axum::Router::new().route(
+        PUSH_PATH,
+        post(|| async {
+            let mut response = connect_error(
+                StatusCode::TOO_MANY_REQUESTS,
+                "resource_exhausted",
+                "ingestion rate limit exceeded",
+            );
+            response
+                .headers_mut()
+                .insert("retry-after", "12".parse().unwrap());
+            response
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let error = PyroscopeExporter::new(&config(address, PyroscopeApi::Push))
+        .unwrap()
+        .export(&batch(ebpf_like_request(5, 13)))
         .await
         .unwrap_err();
     match &error {
@@ -541,76 +953,24 @@ async fn failures_are_classified_with_the_servers_words() {
             reason,
             retry_after,
         } => {
-            assert_eq!(*retry_after, Some(Duration::from_secs(7)));
-            assert!(reason.contains("503"), "{reason}");
-            assert!(reason.contains("ingesters are busy"), "{reason}");
+            assert_eq!(*retry_after, Some(Duration::from_secs(12)));
+            assert!(reason.contains("resource_exhausted"), "{reason}");
+            assert!(reason.contains("ingestion rate limit exceeded"), "{reason}");
         }
-        other => panic!("503 should be retryable: {other}"),
+        other => panic!("resource_exhausted should be retryable: {other}"),
     }
-
-    let (address, _) = fake_pyroscope(Reply::Malformed).await;
-    let error = PyroscopeExporter::new(&config(address))
-        .unwrap()
-        .export(&small)
-        .await
-        .unwrap_err();
-    match &error {
-        ExportError::Permanent(reason) => {
-            assert!(reason.contains("400"), "{reason}");
-            assert!(reason.contains("illegal wireType 7"), "{reason}");
-            assert!(reason.contains("checkout{}"), "{reason}");
-        }
-        other => panic!("400 should be permanent: {other}"),
-    }
-
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap()
-    };
-    let error = PyroscopeExporter::new(&config(closed))
-        .unwrap()
-        .export(&small)
-        .await
-        .unwrap_err();
-    assert!(error.is_retryable(), "{error}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn headers_tenant_and_basic_auth_arrive() {
-    let (address, ingests) = fake_pyroscope(Reply::Ok).await;
-    let small = batch(ebpf_like_request(5, 6));
-    PyroscopeExporter::new(&PyroscopeExporterConfig {
-        headers: BTreeMap::from([("X-Team".to_owned(), "payments".to_owned())]),
-        tenant_id: Some("tenant-1".to_owned()),
-        basic_auth: Some(BasicAuthConfig {
-            username: "profbridge".to_owned(),
-            password: "s3cret".to_owned(),
-        }),
-        ..config(address)
+    // An old Pyroscope without the push API: 404, permanent.
+    let (address, _) = fake_pyroscope(Reply::Ok).await;
+    let error = PyroscopeExporter::new(&PyroscopeExporterConfig {
+        endpoint: format!("http://{address}/nothing-here"),
+        ..config(address, PyroscopeApi::Push)
     })
     .unwrap()
-    .export(&small)
+    .export(&batch(ebpf_like_request(5, 14)))
     .await
-    .unwrap();
-    PyroscopeExporter::new(&PyroscopeExporterConfig {
-        headers: BTreeMap::from([("authorization".to_owned(), "Bearer glc_token".to_owned())]),
-        ..config(address)
-    })
-    .unwrap()
-    .export(&small)
-    .await
-    .unwrap();
-
-    let ingests = ingests.lock().unwrap();
-    assert_eq!(ingests.len(), 2);
-    let first = &ingests[0].headers;
-    assert_eq!(first["x-team"], "payments");
-    assert_eq!(first["x-scope-orgid"], "tenant-1");
-    // base64("profbridge:s3cret")
-    assert_eq!(first["authorization"], "Basic cHJvZmJyaWRnZTpzM2NyZXQ=");
-    let second = &ingests[1].headers;
-    assert_eq!(second["authorization"], "Bearer glc_token");
-    assert!(second.get("x-scope-orgid").is_none());
+    .unwrap_err();
+    assert!(!error.is_retryable(), "{error}");
+    assert!(error.to_string().contains("404"), "{error}");
 }
 
 #[test]
@@ -620,7 +980,7 @@ fn contradictory_options_stop_the_exporter() {
         headers: BTreeMap::from([("X-Scope-OrgID".to_owned(), "a".to_owned())]),
         tenant_id: Some("b".to_owned()),
         labels_from_resource_attributes: vec!["service.name".to_owned()],
-        ..config(address)
+        ..config(address, PyroscopeApi::Push)
     })
     .unwrap_err()
     .to_string();
@@ -669,7 +1029,7 @@ fn yaml_options_are_read_and_checked() {
         \x20   tenant_id: team-a\n    basic_auth:\n      username: \"123456\"\n      password: ${env:TOKEN}\n\
         \x20   headers:\n      x-team: payments\n    application_name_attribute: k8s.deployment.name\n\
         \x20   labels_from_resource_attributes: [k8s.namespace.name, host.name]\n    timeout: 30s\n\
-        \x20   retry_on_failure:\n      max_elapsed_time: 10m\n\
+        \x20   retry_on_failure:\n      max_elapsed_time: 10m\n    api: ingest\n\
         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope/cloud]\n";
     let vars = BTreeMap::from([("TOKEN".to_owned(), "glc_xyz".to_owned())]);
     let config = parse_yaml(yaml, &vars).unwrap_or_else(|e| panic!("{e}"));
@@ -678,6 +1038,7 @@ fn yaml_options_are_read_and_checked() {
     };
     assert_eq!(config.exporters[0].1.kind(), "pyroscope");
     assert_eq!(pyroscope.endpoint, "https://profiles.example.com");
+    assert_eq!(pyroscope.api, PyroscopeApi::Ingest);
     assert_eq!(pyroscope.tenant_id.as_deref(), Some("team-a"));
     let auth = pyroscope.basic_auth.as_ref().unwrap();
     assert_eq!(
@@ -699,6 +1060,7 @@ fn yaml_options_are_read_and_checked() {
     );
 
     let defaults = PyroscopeExporterConfig::default();
+    assert_eq!(defaults.api, PyroscopeApi::Push);
     assert_eq!(defaults.application_name_attribute, "service.name");
     assert_eq!(
         defaults.labels_from_resource_attributes,
@@ -716,6 +1078,11 @@ fn yaml_options_are_read_and_checked() {
         problems.contains("exporters.pyroscope.basic_auth.user: unknown key"),
         "{problems}"
     );
+    let wrong_api = broken.replace("    basic_auth:\n      user: x\n", "    api: grpc\n");
+    let problems = parse_yaml(&wrong_api, &BTreeMap::new())
+        .unwrap_err()
+        .to_string();
+    assert!(problems.contains("exporters.pyroscope.api"), "{problems}");
     let broken = broken.replace("    basic_auth:\n      user: x\n", "");
     let problems = parse_yaml(&broken, &BTreeMap::new())
         .unwrap_err()
@@ -765,7 +1132,9 @@ async fn a_collector_forwards_otlp_to_pyroscope() {
     let running = service::start(&config).await.unwrap();
     assert!(
         running.writing.iter().any(|line| *line
-            == format!("pyroscope exporter pushing pprof to Pyroscope at http://{address}/ingest")),
+            == format!(
+                "pyroscope exporter pushing pprof to Pyroscope at http://{address}{PUSH_PATH}"
+            )),
         "{:?}",
         running.writing
     );
@@ -800,7 +1169,7 @@ async fn a_collector_forwards_otlp_to_pyroscope() {
 
     let ingests = ingests.lock().unwrap();
     assert_eq!(ingests.len(), 2);
-    let mut names: Vec<&str> = ingests.iter().map(|i| i.query["name"].as_str()).collect();
+    let mut names: Vec<String> = ingests.iter().map(Ingest::name).collect();
     names.sort_unstable();
     assert_eq!(
         names,
@@ -808,7 +1177,7 @@ async fn a_collector_forwards_otlp_to_pyroscope() {
     );
     for ingest in ingests.iter() {
         assert_eq!(ingest.headers["x-scope-orgid"], "team-a");
-        assert_eq!(ingest.query["format"], "pprof");
+        assert_eq!(ingest.api, PyroscopeApi::Push);
         assert_query(ingest);
     }
     assert_eq!(received_totals(&ingests), sent);

@@ -15,10 +15,16 @@ use std::process::{Command, Output, Stdio};
 use profbridge_pprof::{
     canonical_diff, parse_any, parse_folded, write_folded, DecodeOptions, Profile,
 };
-use profbridge_testkit::{corpus_file, corpus_files, TempDir};
+use profbridge_testkit::{
+    async_profiler_otlp, async_profiler_recording, corpus_file, corpus_files,
+    ebpf_profiler_request, pdata_encode, require_tool, TempDir,
+};
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use prost::Message;
+
+#[path = "../../../tests/support/raw_text.rs"]
+mod raw_text;
 
 fn profbridge(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_profbridge"))
@@ -418,4 +424,93 @@ fn many_inputs_show_progress_on_a_terminal_and_are_quiet_otherwise() {
         shown.contains("2/2"),
         "no progress bar on the terminal: {shown:?}"
     );
+}
+
+/// OTLP files as real producers write them: the Collector's Go pdata
+/// library (what the OTel eBPF profiler sends: `attribute_table[0]` as
+/// `12 00`, fields in descending order) and async-profiler's OTLP writer
+/// (`link_table[0]` as zero-filled ids, padded length prefixes). Both
+/// convert, and `go tool pprof -raw` reads the pprofs with the totals the
+/// requests hold.
+#[test]
+fn pdata_and_async_profiler_files_convert_to_pprof_that_go_reads() {
+    let dir = TempDir::new("convert-producers");
+    let request = ebpf_profiler_request(40, 11);
+    let profiles = &request.resource_profiles[0].scope_profiles[0].profiles;
+    let cpu_observations: usize = profiles[0]
+        .samples
+        .iter()
+        .map(|s| s.timestamps_unix_nano.len())
+        .sum();
+    let off_cpu_nanoseconds: i64 = profiles[1].samples.iter().flat_map(|s| &s.values).sum();
+    let recording = async_profiler_recording();
+    let recorded: u64 = recording.traces.iter().map(|t| t.samples).sum();
+    let cases = [
+        (
+            "ebpf-pdata",
+            pdata_encode(&request),
+            vec![
+                ("samples/count", i64::try_from(cpu_observations).unwrap()),
+                ("off_cpu/nanoseconds", off_cpu_nanoseconds),
+            ],
+        ),
+        (
+            "async-profiler",
+            async_profiler_otlp(&recording),
+            vec![("cpu/count", i64::try_from(recorded).unwrap())],
+        ),
+    ];
+    let go = require_tool(
+        "go",
+        &["version"],
+        "reading converted pdata and async-profiler files with go tool pprof",
+    );
+    for (name, bytes, expected) in cases {
+        let input = dir.path().join(format!("{name}.otlp.pb"));
+        std::fs::write(&input, &bytes).unwrap();
+        let out = dir.path().join(name);
+        let output = profbridge(&[
+            "convert",
+            input.to_str().unwrap(),
+            "--to",
+            "pprof",
+            "--out-dir",
+            out.to_str().unwrap(),
+        ]);
+        assert!(output.status.success(), "{name}: {}", stderr(&output));
+        let mut ours: BTreeMap<String, i64> = BTreeMap::new();
+        let mut theirs: BTreeMap<String, i64> = BTreeMap::new();
+        let mut files: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty(), "{name}: no pprof written");
+        for file in &files {
+            let profile = parse(&std::fs::read(file).unwrap());
+            for (i, sample_type) in profile.sample_type.iter().enumerate() {
+                let text = |index: i64| profile.string_table[index as usize].clone();
+                let key = format!("{}/{}", text(sample_type.r#type), text(sample_type.unit));
+                let total: i64 = profile.sample.iter().map(|s| s.value[i]).sum();
+                *ours.entry(key).or_default() += total;
+            }
+            if go.is_some() {
+                let home = TempDir::new("convert-producers-go");
+                let raw = raw_text::go_tool_pprof_raw(file, home.path())
+                    .unwrap_or_else(|e| panic!("{name}: go tool pprof: {e}"));
+                let raw = raw_text::RawText::parse(&raw);
+                for (sample_type, total) in raw.sample_types.iter().zip(raw.totals()) {
+                    *theirs.entry(sample_type.clone()).or_default() += total;
+                }
+            }
+        }
+        let expected: BTreeMap<String, i64> = expected
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        assert_eq!(ours, expected, "{name}: totals per sample type");
+        if go.is_some() {
+            assert_eq!(theirs, expected, "{name}: totals go tool pprof reads");
+        }
+    }
 }

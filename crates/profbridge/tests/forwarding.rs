@@ -825,9 +825,10 @@ fn wait_for_totals(what: &str, dir: &Path, expected: &std::collections::BTreeMap
 /// pdata library, byte for byte (`attribute_table[0]` as `12 00`, fields
 /// in descending order, timestamps-only `cpu` samples beside an `off_cpu`
 /// profile, kernel, native and interpreted frames, several build ids per
-/// mapping), sent by gRPC and by HTTP to A, which writes pprof files and
-/// forwards with the `otlp` exporter to B, which writes pprof files too:
-/// nothing is refused, and both hold the totals of each sample type.
+/// mapping), sent by gRPC and by HTTP to A, which batches them (merged,
+/// then split), writes pprof files and forwards them with the `otlp`
+/// exporter to B, which writes pprof files too: nothing is refused, and
+/// both hold the totals of each sample type.
 #[test]
 fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
     use profbridge_testkit::{ebpf_profiler_request, pdata_encode};
@@ -855,7 +856,17 @@ fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
             b.grpc.unwrap()
         ),
     )
-    .replace("{forward_id}", ", otlp/forward");
+    .replace("{forward_id}", ", otlp/forward")
+    // Batches of two requests (merged), split into pieces of at most 16 KiB
+    // (pruned dictionaries).
+    .replace(
+        "service:\n",
+        "processors:\n  batch:\n    send_batch_size: 1000\n    send_batch_max_size: 1000\n    send_batch_max_bytes: 16KiB\nservice:\n",
+    )
+    .replace(
+        "      receivers: [otlp]\n",
+        "      receivers: [otlp]\n      processors: [batch]\n",
+    );
     let a = Collector::start("fwd-pdata-a", &a_config);
 
     let request = ebpf_profiler_request(300, 17);
@@ -931,6 +942,12 @@ fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
 
     wait_for_totals("A's pprof files", &a.data, &expected);
     wait_for_totals("B's pprof files", &b.data, &expected);
+    // Two requests of two profiles each make four pprofs unsplit.
+    let written = files_under(&a.data).len();
+    assert!(
+        written > 4,
+        "the batch processor split the requests: {written} files"
+    );
     let (status, _) = a.terminate();
     assert!(status.success(), "A: {status}");
     let (status, _) = b.terminate();

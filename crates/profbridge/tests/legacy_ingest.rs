@@ -12,6 +12,8 @@
 //! must come from the query, headers, application name or file name; bad
 //! input is refused with a status and a message that name the problem.
 
+#[path = "../../../tests/support/raw_text.rs"]
+mod raw_text;
 #[path = "support/collector.rs"]
 mod support;
 
@@ -22,6 +24,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use profbridge_collector::push_v1::{
+    self, LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH,
+};
 use profbridge_pprof::{
     default_sample_type_index, parse_any, write_folded, DecodeOptions, Profile,
 };
@@ -636,6 +641,29 @@ fn a_full_pipeline_answers_503_with_retry_after() {
         );
         assert!(body.contains("retry later"), "{what}: {body}");
     }
+    let push = PushRequest {
+        series: vec![series(
+            &[("service_name", "second")],
+            vec![file.bytes.clone()],
+        )],
+    };
+    let (status, head, body) = connect_push(
+        &collector,
+        &[("Content-Type", "application/proto")],
+        &push.encode_to_vec(),
+    );
+    assert_eq!(status, 503, "push: {body}");
+    assert!(
+        head.to_ascii_lowercase().contains("retry-after: 1"),
+        "push: {head}"
+    );
+    assert_eq!(
+        connect_error(&body),
+        (
+            "unavailable".to_owned(),
+            "the pipeline is full; retry later".to_owned()
+        )
+    );
 }
 
 // ------------------------------------------------- profiles of real tools
@@ -815,6 +843,493 @@ fn go_runtime_profiles_survive_every_receiver() {
         let bytes = std::fs::read(dir.path().join(name)).unwrap();
         check_every_receiver(&chain, &format!("go-{}", name.replace('.', "-")), &bytes);
     }
+}
+
+// ------------------------------------------- the Pyroscope push API (Connect)
+
+/// A gzip bomb's kind of gzip: as small as it gets.
+fn gzip_best(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// What Pyroscope's SDKs send: a pprof, gzipped, in a `RawSample`.
+fn folded_pprof(text: &[u8]) -> (Profile, Vec<u8>) {
+    let profile = profbridge_pprof::parse_folded(text, ("samples", "count")).unwrap();
+    let bytes = profbridge_pprof::encode(&profile, &profbridge_pprof::EncodeOptions::default());
+    (profile, gzip(&bytes))
+}
+
+fn series(labels: &[(&str, &str)], raw_profiles: Vec<Vec<u8>>) -> RawProfileSeries {
+    RawProfileSeries {
+        labels: labels
+            .iter()
+            .map(|(name, value)| LabelPair::new(*name, *value))
+            .collect(),
+        samples: raw_profiles
+            .into_iter()
+            .map(|raw_profile| RawSample {
+                raw_profile,
+                id: String::new(),
+            })
+            .collect(),
+    }
+}
+
+/// A Connect POST to the push method: (status, response head, body).
+fn connect_push(
+    collector: &Collector,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
+    post_with_head(collector.address(PYROSCOPE), PUSH_PATH, headers, body)
+}
+
+/// The code and message of a Connect error body.
+fn connect_error(body: &str) -> (String, String) {
+    let json: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("not a Connect error: {body:?}: {e}"));
+    (
+        json["code"].as_str().unwrap_or_default().to_owned(),
+        json["message"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// As pyroscope-rs sends it (protobuf, the whole body gzipped, no
+/// Connect-Protocol-Version) and as a Connect client's JSON codec does:
+/// each series becomes a resource named by `service_name`, with its labels.
+#[test]
+fn pyroscope_push_takes_protobuf_and_json() {
+    let collector = start_http_sink("legacy-push", "20MiB");
+    let (cpu, cpu_raw) = folded_pprof(b"main;work 30\nmain;idle 5\n");
+    let (mem, mem_raw) = folded_pprof(b"main;alloc 7\n");
+    let request = PushRequest {
+        series: vec![
+            series(
+                &[
+                    ("__name__", "process_cpu"),
+                    ("service_name", "push-proto"),
+                    ("env", "prod"),
+                    ("__delta__", "false"),
+                    ("__session_id__", "0011223344556677"),
+                    ("__period_type__", "cpu"),
+                ],
+                vec![cpu_raw.clone()],
+            ),
+            series(
+                &[("__name__", "memory"), ("service_name", "push-proto-mem")],
+                vec![mem_raw.clone(), mem_raw.clone()],
+            ),
+        ],
+    };
+    let (status, head, body) = connect_push(
+        &collector,
+        &[
+            ("Content-Type", "application/proto"),
+            ("Content-Encoding", "gzip"),
+        ],
+        &gzip(&request.encode_to_vec()),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/proto"),
+        "{head}"
+    );
+    assert!(body.is_empty(), "{body:?}");
+
+    // One OTLP request, written under its first resource's service.name:
+    // a resource per series.
+    let requests = requests_for(&collector, "push-proto", 1);
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].resource_profiles.len(), 2);
+    assert_eq!(
+        resource_of(&requests[0]),
+        attributes(&[
+            ("pyroscope.profile_name", "process_cpu"),
+            ("service.name", "push-proto"),
+            ("env", "prod"),
+            ("pyroscope.delta", "false"),
+            ("pyroscope.session_id", "0011223344556677"),
+        ])
+    );
+    let second = ExportProfilesServiceRequest {
+        resource_profiles: requests[0].resource_profiles[1..].to_vec(),
+        dictionary: requests[0].dictionary.clone(),
+    };
+    assert_eq!(
+        resource_of(&second),
+        attributes(&[
+            ("pyroscope.profile_name", "memory"),
+            ("service.name", "push-proto-mem"),
+        ])
+    );
+    let first = ExportProfilesServiceRequest {
+        resource_profiles: requests[0].resource_profiles[..1].to_vec(),
+        dictionary: requests[0].dictionary.clone(),
+    };
+    assert_eq!(otlp_totals(&[first]), pprof_totals(&cpu));
+    let mut twice = pprof_totals(&mem);
+    twice.values_mut().for_each(|total| *total *= 2);
+    assert_eq!(otlp_totals(&[second]), twice);
+
+    let json = push_v1::json::encode(&PushRequest {
+        series: vec![series(
+            &[("service_name", "push-json"), ("__name__", "process_cpu")],
+            vec![cpu_raw],
+        )],
+    });
+    let (status, head, body) = connect_push(
+        &collector,
+        &[
+            ("Content-Type", "application/json"),
+            ("Connect-Protocol-Version", "1"),
+            ("Connect-Timeout-Ms", "10000"),
+        ],
+        &json,
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    assert_eq!(body, "{}");
+    assert_eq!(
+        otlp_totals(&requests_for(&collector, "push-json", 1)),
+        pprof_totals(&cpu)
+    );
+}
+
+/// A series whose profile cannot be read does not take the valid ones
+/// with it: they are kept, and the answer is `invalid_argument` naming
+/// what was left out (Pyroscope's answer to an invalid profile).
+#[test]
+fn pyroscope_push_keeps_the_valid_series_of_a_partly_invalid_push() {
+    let collector = start_http_sink("legacy-push-partial", "20MiB");
+    let (cpu, cpu_raw) = folded_pprof(b"main;work 12\n");
+    let request = PushRequest {
+        series: vec![
+            series(&[("service_name", "kept")], vec![cpu_raw]),
+            series(
+                &[("service_name", "broken"), ("__name__", "memory")],
+                vec![b"\x1f\x8b\x08\x00 not gzip".to_vec()],
+            ),
+        ],
+    };
+    let (status, head, body) = connect_push(
+        &collector,
+        &[("Content-Type", "application/proto")],
+        &request.encode_to_vec(),
+    );
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    let (code, message) = connect_error(&body);
+    assert_eq!(code, "invalid_argument");
+    assert!(message.starts_with("kept 1 of 2 profiles; left out: series 1 (service_name=\"broken\", __name__=\"memory\"), sample 0: "), "{message}");
+    assert_eq!(
+        otlp_totals(&requests_for(&collector, "kept", 1)),
+        pprof_totals(&cpu)
+    );
+    assert!(!collector.data.join("broken").exists());
+}
+
+/// What is sent (a name, headers, body) and the status, Connect code and
+/// part of the message it must get.
+type Refusal<'a> = (
+    &'a str,
+    Vec<(&'a str, &'a str)>,
+    Vec<u8>,
+    u16,
+    &'a str,
+    &'a str,
+);
+
+/// Connect's answers to what cannot be taken: the JSON error body with
+/// the status of its code, and 415 for a Content-Type Connect does not
+/// use.
+#[test]
+fn pyroscope_push_refusals_are_connect_errors() {
+    let collector = start_http_sink("legacy-push-refusals", "64KiB");
+    let proto = [("Content-Type", "application/proto")];
+    let cases: [Refusal; 7] = [
+        (
+            "garbage",
+            proto.to_vec(),
+            b"\xff\xff\xff".to_vec(),
+            400,
+            "invalid_argument",
+            "not a protobuf PushRequest",
+        ),
+        (
+            "empty",
+            proto.to_vec(),
+            Vec::new(),
+            400,
+            "invalid_argument",
+            "no profiles received",
+        ),
+        (
+            "bad json",
+            vec![("Content-Type", "application/json")],
+            b"{\"series\": [{\"samples\": [{\"rawProfile\": \"%%%\"}]}]}".to_vec(),
+            400,
+            "invalid_argument",
+            "rawProfile is not base64",
+        ),
+        (
+            "brotli",
+            vec![
+                ("Content-Type", "application/proto"),
+                ("Content-Encoding", "br"),
+            ],
+            b"x".to_vec(),
+            501,
+            "unimplemented",
+            "Content-Encoding \"br\"",
+        ),
+        (
+            "protocol version",
+            vec![
+                ("Content-Type", "application/proto"),
+                ("Connect-Protocol-Version", "2"),
+            ],
+            b"".to_vec(),
+            400,
+            "invalid_argument",
+            "Connect-Protocol-Version",
+        ),
+        (
+            "too large",
+            proto.to_vec(),
+            vec![0u8; 100 << 10],
+            400,
+            "invalid_argument",
+            "max_request_body_size",
+        ),
+        (
+            "gzip bomb",
+            vec![
+                ("Content-Type", "application/proto"),
+                ("Content-Encoding", "gzip"),
+            ],
+            gzip_best(&vec![0u8; 8 << 20]),
+            400,
+            "invalid_argument",
+            "decompresses to more than max_request_body_size",
+        ),
+    ];
+    for (what, headers, body, status, code, text) in cases {
+        let (got, _, reply) = connect_push(&collector, &headers, &body);
+        assert_eq!(got, status, "{what}: {reply}");
+        let (got_code, message) = connect_error(&reply);
+        assert_eq!(got_code, code, "{what}: {reply}");
+        assert!(message.contains(text), "{what}: {message}");
+    }
+    // A raw profile that unzips past the limit is refused, not inflated.
+    let bomb = PushRequest {
+        series: vec![series(
+            &[("service_name", "bomb")],
+            vec![gzip_best(&vec![0u8; 8 << 20])],
+        )],
+    };
+    let (status, _, reply) = connect_push(&collector, &proto, &bomb.encode_to_vec());
+    assert_eq!(status, 400, "{reply}");
+    assert!(
+        connect_error(&reply).1.contains("max_request_body_size"),
+        "{reply}"
+    );
+    let (status, head, reply) =
+        connect_push(&collector, &[("Content-Type", "application/grpc")], b"");
+    assert_eq!(status, 415, "{reply}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("accept-post: application/proto, application/json"),
+        "{head}"
+    );
+    assert!(
+        !collector.data.exists() || std::fs::read_dir(&collector.data).unwrap().next().is_none()
+    );
+}
+
+// --------------------------------------------- the Pyroscope Python SDK
+
+const PYTHON_PURPOSE: &str = "the Pyroscope Python SDK (pyroscope-io) push test";
+
+/// Burns CPU in two named functions under the Pyroscope SDK, with static
+/// tags and a thread tag, then shuts the SDK down, which sends what it
+/// has.
+const PYTHON_PROGRAM: &str = r#"
+import sys
+import time
+
+import pyroscope
+
+pyroscope.configure(
+    application_name="py-burner",
+    server_address=sys.argv[1],
+    tags={"region": "test-1", "team": "interop"},
+    upload_interval=1,
+    enable_logging=True,
+)
+
+
+def burn_alpha(n):
+    x = 0
+    for i in range(n):
+        x += i * i % 7
+    return x
+
+
+def burn_beta(n):
+    x = 1.0
+    for i in range(n):
+        x = x * 1.0000001 + 0.5 / (x + 1.0)
+    return x
+
+
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    with pyroscope.tag_wrapper({"phase": "alpha"}):
+        burn_alpha(200000)
+    burn_beta(200000)
+
+pyroscope.shutdown()
+"#;
+
+/// The venv's python with pyroscope-io importable: PROFBRIDGE_PYTHON, or
+/// the one `.ci/run` makes under `$HOME/.cache/profbridge/venv`.
+fn pyroscope_python() -> Option<PathBuf> {
+    let python = std::env::var_os("PROFBRIDGE_PYTHON")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".cache/profbridge/venv/bin/python"))
+        });
+    let works = python.as_ref().is_some_and(|python| {
+        Command::new(python)
+            .args(["-c", "import pyroscope"])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    });
+    if works {
+        return python;
+    }
+    missing_prerequisite(
+        "a Python with pyroscope-io (PROFBRIDGE_PYTHON, or $HOME/.cache/profbridge/venv, which .ci/run creates)",
+        PYTHON_PURPOSE,
+    );
+    None
+}
+
+/// Runs `command` to its end, killing it after `limit`.
+fn run_bounded(mut command: Command, limit: Duration) -> std::process::Output {
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "{command:?} ran longer than {limit:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// The real Python SDK pushes (the push API, as pyroscope-io 1.x does) to
+/// a collector that writes pprof files: `go tool pprof` reads them, they
+/// hold the Python functions and the thread tag, and the application name
+/// and static tags became `service.name` and resource attributes (the
+/// file names say so).
+#[test]
+fn the_pyroscope_python_sdk_pushes_through_to_pprof_files() {
+    let Some(python) = pyroscope_python() else {
+        return;
+    };
+    if require_tool("go", &["version"], PYTHON_PURPOSE).is_none() {
+        return;
+    }
+    let collector = Collector::start(
+        "legacy-python-sdk",
+        "receivers:\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
+         exporters:\n  file:\n    path: {data}\n    format: pprof\n    path_template: \"{service.name}/{region}/{team}/{profile_type}/{time}-{seq}.pb.gz\"\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [pyroscope]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+    );
+    let dir = TempDir::new("legacy-python-sdk-program");
+    let program = dir.path().join("burner.py");
+    std::fs::write(&program, PYTHON_PROGRAM).unwrap();
+    let mut command = Command::new(&python);
+    command
+        .arg(&program)
+        .arg(format!("http://{}", collector.address(PYROSCOPE)))
+        .arg("3");
+    let run = run_bounded(command, Duration::from_secs(120));
+    let log = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "the Python program failed: {log}");
+
+    let folder = collector.data.join("py-burner/test-1/interop");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let files = loop {
+        let files = pprof_files(&folder);
+        if !files.is_empty() {
+            break files;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing was written under {} within 60 s; the SDK said: {log}; the collector wrote {:?}",
+            folder.display(),
+            pprof_files(&collector.data)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let home = TempDir::new("legacy-python-sdk-pprof");
+    let mut text = String::new();
+    for file in &files {
+        let raw = raw_text::go_tool_pprof(&["-raw"], file, home.path())
+            .unwrap_or_else(|e| panic!("go tool pprof -raw {}: {e}", file.display()));
+        assert!(raw.contains("Samples:"), "{raw}");
+        text.push_str(&raw);
+    }
+    for expected in ["burn_alpha", "burn_beta", "phase:[alpha]"] {
+        assert!(
+            text.contains(expected),
+            "{expected} is not in the profiles: {text}"
+        );
+    }
+}
+
+/// Every `.pb.gz` file under `dir`, at any depth.
+fn pprof_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.to_string_lossy().ends_with(".pb.gz") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
 }
 
 // ------------------------------------------------------- the file receiver

@@ -696,7 +696,63 @@ fn grpc_refusals_are_decided_before_decompression(
         let corrupt = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xffnot deflate data\x05\x00\x00\x00";
         let (code, head) = raw_grpc_gzip(address, corrupt).await;
         assert_eq!(code.as_deref(), Some("3"), "INVALID_ARGUMENT: {head}");
+
+        // Frames whose 5-byte prefix lies about the message.
+        let message = small.encode_to_vec();
+        let framed = |flag: u8, declared: u32, extra: usize| {
+            let mut body = vec![flag];
+            body.extend(declared.to_be_bytes());
+            body.extend(&message);
+            body.extend(std::iter::repeat_n(0u8, extra));
+            body
+        };
+        let length = u32::try_from(message.len()).unwrap();
+        for (body, expected, what) in [
+            (
+                framed(0, length + 10, 0),
+                "3",
+                "a prefix longer than the message",
+            ),
+            (
+                framed(0, u32::MAX, 0),
+                "8",
+                "a prefix over max_recv_msg_size",
+            ),
+            (framed(0, length, 7), "3", "bytes after the message"),
+            (framed(2, length, 0), "3", "an unknown compressed flag"),
+            (vec![0, 0, 0], "3", "a cut prefix"),
+        ] {
+            let (code, head) = raw_grpc(address, body, None).await;
+            assert_eq!(code.as_deref(), Some(expected), "{what}: {head}");
+        }
     });
+}
+
+/// An Export call made by hand with `body` as it is, `grpc-encoding` as
+/// given: the grpc-status of a trailers-only answer, and the head.
+async fn raw_grpc(
+    address: SocketAddr,
+    body: Vec<u8>,
+    encoding: Option<&str>,
+) -> (Option<String>, String) {
+    let mut request = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap()
+        .post(format!(
+            "http://{address}/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+        ))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers");
+    if let Some(encoding) = encoding {
+        request = request.header("grpc-encoding", encoding);
+    }
+    let response = request.body(body).send().await.unwrap();
+    let code = response
+        .headers()
+        .get("grpc-status")
+        .map(|code| code.to_str().unwrap().to_owned());
+    (code, format!("{:?}", response.headers()))
 }
 
 /// An Export call made by hand with `gzipped` as its message: the
@@ -705,25 +761,7 @@ async fn raw_grpc_gzip(address: SocketAddr, gzipped: &[u8]) -> (Option<String>, 
     let mut body = vec![1];
     body.extend(u32::try_from(gzipped.len()).unwrap().to_be_bytes());
     body.extend(gzipped);
-    let response = reqwest::Client::builder()
-        .http2_prior_knowledge()
-        .build()
-        .unwrap()
-        .post(format!(
-            "http://{address}/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
-        ))
-        .header("content-type", "application/grpc")
-        .header("te", "trailers")
-        .header("grpc-encoding", "gzip")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    let code = response
-        .headers()
-        .get("grpc-status")
-        .map(|code| code.to_str().unwrap().to_owned());
-    (code, format!("{:?}", response.headers()))
+    raw_grpc(address, body, Some("gzip")).await
 }
 
 #[test]

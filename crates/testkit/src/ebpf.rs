@@ -268,3 +268,314 @@ impl CallTree {
         path
     }
 }
+
+/// What the OTel eBPF profiler's reporter (reporter/internal/pdata/
+/// generate.go) puts in a request, as pdata holds it, so that
+/// [`crate::pdata_encode`] writes the bytes it sends: zero entries first in
+/// every table (pdata's `AppendEmpty`, so `attribute_table[0].value` is an
+/// empty `AnyValue` that is present); one resource with `process.*`
+/// attributes and a scope named after the agent; a `cpu` profile
+/// (`samples`/`count`, period `cpu`/`nanoseconds`, timestamps only) and an
+/// `off_cpu` profile (`off_cpu`/`nanoseconds`, values beside timestamps,
+/// no period type: pdata writes an empty one); kernel frames (a symbol, no
+/// mapping), native frames (an address in a mapping with
+/// `process.executable.build_id.gnu`, `.go` and `.htlhash` attributes) and
+/// interpreted frames (a function, file and line), each typed by a
+/// `profile.frame.type` location attribute; samples with `thread.name`,
+/// `thread.id` and `cpu.logical_number`; some samples linked to a trace.
+/// `samples` samples per profile.
+pub fn ebpf_profiler_request(samples: usize, seed: u64) -> ExportProfilesServiceRequest {
+    let mut rng = SeededRng::new(seed);
+    let mut strings = Strings(vec![String::new()]);
+    let mut d = ProfilesDictionary {
+        mapping_table: vec![Mapping::default()],
+        location_table: vec![Location::default()],
+        function_table: vec![Function::default()],
+        link_table: vec![Link::default()],
+        attribute_table: vec![KeyValueAndUnit {
+            key_strindex: 0,
+            value: Some(AnyValue { value: None }),
+            unit_strindex: 0,
+        }],
+        stack_table: vec![Stack::default()],
+        string_table: Vec::new(),
+    };
+    let attribute = |d: &mut ProfilesDictionary,
+                     strings: &mut Strings,
+                     key: &str,
+                     value: any_value::Value|
+     -> i32 {
+        let key_strindex = match strings.0.iter().position(|s| s == key) {
+            Some(i) => i as i32,
+            None => strings.add(key.to_owned()),
+        };
+        let entry = KeyValueAndUnit {
+            key_strindex,
+            value: Some(AnyValue { value: Some(value) }),
+            unit_strindex: 0,
+        };
+        match d.attribute_table.iter().position(|a| *a == entry) {
+            Some(i) => i as i32,
+            None => {
+                d.attribute_table.push(entry);
+                (d.attribute_table.len() - 1) as i32
+            }
+        }
+    };
+    let text = |s: &str| any_value::Value::StringValue(s.to_owned());
+
+    // Mappings: an executable with all three build ids, a Go binary and
+    // libc.
+    let binaries: [(&str, [&str; 3]); 3] = [
+        (
+            "/usr/bin/app",
+            [
+                "9f3c1e2a4b5d6e7f8091a2b3c4d5e6f708192a3b",
+                "",
+                "4d2f0e1c9b8a7766",
+            ],
+        ),
+        (
+            "/usr/local/bin/server",
+            [
+                "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567",
+                "Go1abcdefghijklmnopq/rstuvwxyzABCDEFGHIJ/KLMNOPQRSTUVWXYZ01234/56789abcdefghijklmno",
+                "c0ffee0123456789",
+            ],
+        ),
+        (
+            "/usr/lib/x86_64-linux-gnu/libc.so.6",
+            ["6e3c087aca9b39549e4ba92c451f1e399b586e28", "", "a1b2c3d4e5f60718"],
+        ),
+    ];
+    let mut native_mappings = Vec::new();
+    for (i, (file, [gnu, go, htlhash])) in binaries.iter().enumerate() {
+        let filename_strindex = strings.add((*file).to_owned());
+        let mut attribute_indices = Vec::new();
+        for (key, value) in [
+            ("process.executable.build_id.gnu", gnu),
+            ("process.executable.build_id.go", go),
+            ("process.executable.build_id.htlhash", htlhash),
+        ] {
+            if !value.is_empty() {
+                attribute_indices.push(attribute(&mut d, &mut strings, key, text(value)));
+            }
+        }
+        let start = 0x5555_0000_0000 + i as u64 * 0x1000_0000;
+        d.mapping_table.push(Mapping {
+            memory_start: start,
+            memory_limit: start + 0x80_0000,
+            file_offset: 0x1000 * i as u64,
+            filename_strindex,
+            attribute_indices,
+        });
+        native_mappings.push((d.mapping_table.len() - 1) as i32);
+    }
+
+    let function = |d: &mut ProfilesDictionary, strings: &mut Strings, name: &str, file: &str| {
+        let name_strindex = strings.add(name.to_owned());
+        let filename_strindex = if file.is_empty() {
+            0
+        } else {
+            strings.add(file.to_owned())
+        };
+        d.function_table.push(Function {
+            name_strindex,
+            system_name_strindex: 0,
+            filename_strindex,
+            start_line: 0,
+        });
+        (d.function_table.len() - 1) as i32
+    };
+    let locations_of = |d: &mut ProfilesDictionary,
+                        strings: &mut Strings,
+                        kind: &str,
+                        count: usize,
+                        rng: &mut SeededRng|
+     -> Vec<i32> {
+        let frame_type = attribute(d, strings, "profile.frame.type", text(kind));
+        (0..count)
+            .map(|i| {
+                let location = match kind {
+                    "kernel" => {
+                        let f = function(d, strings, &format!("do_syscall_{i}"), "");
+                        Location {
+                            mapping_index: 0,
+                            address: 0xffff_ffff_8100_0000 + rng.below(0x10_0000) as u64,
+                            lines: vec![Line {
+                                function_index: f,
+                                line: 0,
+                                column: 0,
+                            }],
+                            attribute_indices: vec![frame_type],
+                        }
+                    }
+                    "native" => {
+                        let mapping = native_mappings[rng.below(native_mappings.len())];
+                        Location {
+                            mapping_index: mapping,
+                            address: 0x1000 + rng.below(0x7f_0000) as u64,
+                            lines: Vec::new(),
+                            attribute_indices: vec![frame_type],
+                        }
+                    }
+                    _ => {
+                        let f = function(
+                            d,
+                            strings,
+                            &format!("handler_{i}"),
+                            &format!("/srv/app/module_{}.py", i % 7),
+                        );
+                        Location {
+                            mapping_index: 0,
+                            address: 0,
+                            lines: vec![Line {
+                                function_index: f,
+                                line: 1 + rng.below(400) as i64,
+                                column: 0,
+                            }],
+                            attribute_indices: vec![frame_type],
+                        }
+                    }
+                };
+                d.location_table.push(location);
+                (d.location_table.len() - 1) as i32
+            })
+            .collect()
+    };
+    let kernel = locations_of(&mut d, &mut strings, "kernel", 20, &mut rng);
+    let native = locations_of(&mut d, &mut strings, "native", 60, &mut rng);
+    let python = locations_of(&mut d, &mut strings, "cpython", 40, &mut rng);
+
+    for _ in 0..4 {
+        d.link_table.push(Link {
+            trace_id: (0..16).map(|_| 1 | rng.next_u64() as u8).collect(),
+            span_id: (0..8).map(|_| 1 | rng.next_u64() as u8).collect(),
+        });
+    }
+
+    let start = 1_700_000_000_000_000_000u64;
+    let profile = |d: &mut ProfilesDictionary,
+                   strings: &mut Strings,
+                   rng: &mut SeededRng,
+                   (sample_type, sample_unit): (&str, &str),
+                   period: Option<(&str, &str)>,
+                   with_values: bool|
+     -> Profile {
+        let mut string = |s: &str| match strings.0.iter().position(|t| t == s) {
+            Some(i) => i as i32,
+            None => strings.add(s.to_owned()),
+        };
+        let sample_type = ValueType {
+            type_strindex: string(sample_type),
+            unit_strindex: string(sample_unit),
+        };
+        let period_type = period.map_or_else(ValueType::default, |(t, u)| ValueType {
+            type_strindex: string(t),
+            unit_strindex: string(u),
+        });
+        let samples = (0..samples)
+            .map(|_| {
+                // Leaf first: kernel frames (in one stack of three), native
+                // code, then interpreted frames up to the root.
+                let mut stack = Vec::new();
+                if rng.below(3) == 0 {
+                    stack.extend((0..1 + rng.below(4)).map(|_| kernel[rng.below(kernel.len())]));
+                }
+                stack.extend((0..2 + rng.below(8)).map(|_| native[rng.below(native.len())]));
+                stack.extend((0..1 + rng.below(12)).map(|_| python[rng.below(python.len())]));
+                d.stack_table.push(Stack {
+                    location_indices: stack,
+                });
+                let tid = 1000 + rng.below(8) as i64;
+                let attribute_indices = vec![
+                    attribute(d, strings, "thread.name", text(&format!("worker-{tid}"))),
+                    attribute(d, strings, "thread.id", any_value::Value::IntValue(tid)),
+                    attribute(
+                        d,
+                        strings,
+                        "cpu.logical_number",
+                        any_value::Value::IntValue(rng.below(4) as i64),
+                    ),
+                ];
+                let timestamps: Vec<u64> = (0..1 + rng.below(5))
+                    .map(|_| start + rng.below(5_000_000_000) as u64)
+                    .collect();
+                Sample {
+                    stack_index: (d.stack_table.len() - 1) as i32,
+                    attribute_indices,
+                    link_index: if rng.below(8) == 0 {
+                        1 + rng.below(4) as i32
+                    } else {
+                        0
+                    },
+                    values: if with_values {
+                        timestamps
+                            .iter()
+                            .map(|_| 1_000_000 + rng.below(50_000_000) as i64)
+                            .collect()
+                    } else {
+                        Vec::new()
+                    },
+                    timestamps_unix_nano: timestamps,
+                }
+            })
+            .collect();
+        Profile {
+            sample_type: Some(sample_type),
+            samples,
+            time_unix_nano: start,
+            duration_nano: 5_000_000_000,
+            period_type: Some(period_type),
+            period: if period.is_some() { 50_000_000 } else { 0 },
+            ..Profile::default()
+        }
+    };
+    let cpu = profile(
+        &mut d,
+        &mut strings,
+        &mut rng,
+        ("samples", "count"),
+        Some(("cpu", "nanoseconds")),
+        false,
+    );
+    let off_cpu = profile(
+        &mut d,
+        &mut strings,
+        &mut rng,
+        ("off_cpu", "nanoseconds"),
+        None,
+        true,
+    );
+    d.string_table = strings.0;
+    let schema_url = "https://opentelemetry.io/schemas/1.37.0".to_owned();
+    let plain = |key: &str, value: any_value::Value| KeyValue {
+        key: key.to_owned(),
+        value: Some(AnyValue { value: Some(value) }),
+        key_strindex: 0,
+    };
+    ExportProfilesServiceRequest {
+        resource_profiles: vec![ResourceProfiles {
+            resource: Some(Resource {
+                attributes: vec![
+                    plain("service.name", text("checkout")),
+                    plain("process.pid", any_value::Value::IntValue(4242)),
+                    plain("process.executable.path", text("/usr/bin/app")),
+                    plain("process.executable.name", text("app")),
+                ],
+                ..Resource::default()
+            }),
+            scope_profiles: vec![ScopeProfiles {
+                scope: Some(InstrumentationScope {
+                    name: "opentelemetry-ebpf-profiler".into(),
+                    version: "v0.0.202547".into(),
+                    ..InstrumentationScope::default()
+                }),
+                profiles: vec![cpu, off_cpu],
+                schema_url: schema_url.clone(),
+            }],
+            schema_url,
+        }],
+        dictionary: Some(d),
+    }
+}

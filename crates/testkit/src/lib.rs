@@ -16,9 +16,16 @@ use std::process::Command;
 mod ebpf;
 mod gperftools;
 pub mod otlp_strategies;
+mod producers;
 
-pub use ebpf::{ebpf_like_request, generated_request, profiler_like_request, StackShape};
+pub use ebpf::{
+    ebpf_like_request, ebpf_profiler_request, generated_request, profiler_like_request, StackShape,
+};
 pub use gperftools::{gperftools_cpu_profile, GPERFTOOLS_PERIOD_US};
+pub use producers::{
+    async_profiler_otlp, async_profiler_recording, pdata_encode, AsyncProfilerRecording,
+    AsyncProfilerTrace,
+};
 
 /// Set to 1 (as `.ci/run` does) to make a missing interop tool a failure.
 pub const REQUIRE_INTEROP_VAR: &str = "PROFBRIDGE_REQUIRE_INTEROP";

@@ -22,4 +22,4 @@ pub use to_pprof::{
     otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofConverter, PprofOutput,
     ToPprofOptions, UnassembledPprof,
 };
-pub use validate::{validate_request, OtlpError, ProfileRef, Validated};
+pub use validate::{validate_request, OtlpError, ProfileRef, Validated, ZeroEntryError};

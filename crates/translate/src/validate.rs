@@ -6,6 +6,10 @@ use std::collections::HashSet;
 
 use thiserror::Error;
 
+mod zero_entries;
+
+pub use zero_entries::{is_empty_value, is_zero_link, Table, ZeroEntryError};
+
 use crate::otlp::{
     any_value, AnyValue, ExportProfilesServiceRequest, KeyValue, KeyValueAndUnit, Profile,
     ProfilesDictionary,
@@ -33,8 +37,9 @@ impl std::fmt::Display for ProfileRef {
 pub enum OtlpError {
     #[error("the request has profiles but no dictionary")]
     NoDictionary,
-    #[error("dictionary: {table} is empty or its entry 0 is not the zero value")]
-    MissingZeroEntry { table: &'static str },
+    /// Entry 0 of a table is missing or holds data.
+    #[error("dictionary: {0}")]
+    ZeroEntry(#[from] ZeroEntryError),
     #[error("dictionary: {place}: {problem}")]
     Dictionary { place: String, problem: String },
     #[error("{at}: {problem}")]
@@ -145,51 +150,7 @@ fn check(field: &str, index: i32, table: &str, len: usize) -> Result<(), String>
 }
 
 fn check_dictionary(d: &ProfilesDictionary) -> Result<(), OtlpError> {
-    let zero_ok = [
-        (
-            "mapping_table",
-            d.mapping_table
-                .first()
-                .is_some_and(|m| *m == Default::default()),
-        ),
-        (
-            "location_table",
-            d.location_table
-                .first()
-                .is_some_and(|l| *l == Default::default()),
-        ),
-        (
-            "function_table",
-            d.function_table
-                .first()
-                .is_some_and(|f| *f == Default::default()),
-        ),
-        (
-            "link_table",
-            d.link_table
-                .first()
-                .is_some_and(|l| *l == Default::default()),
-        ),
-        (
-            "string_table",
-            d.string_table.first().is_some_and(String::is_empty),
-        ),
-        (
-            "attribute_table",
-            d.attribute_table
-                .first()
-                .is_some_and(|a| *a == Default::default()),
-        ),
-        (
-            "stack_table",
-            d.stack_table
-                .first()
-                .is_some_and(|s| *s == Default::default()),
-        ),
-    ];
-    if let Some((table, _)) = zero_ok.iter().find(|(_, ok)| !ok) {
-        return Err(OtlpError::MissingZeroEntry { table });
-    }
+    zero_entries::check_zero_entries(d)?;
     let sizes = Sizes::of(d);
     let fail = |table: &str, i: usize| {
         let place = format!("{table}[{i}]");

@@ -23,6 +23,8 @@ use profbridge_translate::{
     ToPprofOptions,
 };
 
+mod zero_entries;
+
 /// A heap profile as Go writes it: four sample types, the default last.
 fn go_heap_profile() -> Pprof {
     let mut s = StringInterner::new();
@@ -477,7 +479,7 @@ fn dictionary_problems_reject_the_request_and_name_the_entry() {
     request.dictionary.as_mut().unwrap().string_table[0] = "x".into();
     assert_eq!(
         validate_request(&request).unwrap_err().to_string(),
-        "dictionary: string_table is empty or its entry 0 is not the zero value"
+        "dictionary: string_table[0] is \"x\", must be empty"
     );
 
     let mut request = request_with_frame_types();

@@ -157,3 +157,24 @@ proptest! {
         prop_assert_eq!(decoded.encode_to_vec(), bytes);
     }
 }
+
+/// What the Collector's pdata and async-profiler write (entry 0 of their
+/// tables as `12 00` values and zero-filled ids, fields in descending
+/// order, padded length prefixes, unpacked sample integers) is read by the
+/// fast path itself, into prost's value, fresh or into a spare request.
+#[test]
+fn producers_encodings_take_the_fast_path_and_equal_prost() {
+    use profbridge_testkit::{
+        async_profiler_otlp, async_profiler_recording, ebpf_profiler_request, pdata_encode,
+    };
+    let spare = generated_request(StackShape::Random, 50, 3);
+    for bytes in [
+        pdata_encode(&ebpf_profiler_request(30, 5)),
+        async_profiler_otlp(&async_profiler_recording()),
+    ] {
+        let prost = ExportProfilesServiceRequest::decode(bytes.as_slice()).unwrap();
+        assert_eq!(decode_fast(&bytes), Some(prost.clone()));
+        let reused = super::decode_request_reusing(&bytes, spare.clone()).unwrap();
+        assert_eq!(reused, prost);
+    }
+}

@@ -10,8 +10,20 @@ use crate::exporters::otlp::config::TlsConfig;
 use crate::exporters::otlp::tls::{split_scheme, uses_tls};
 use crate::processors::OptionProblem;
 
-/// The path appended to `endpoint`.
+/// The path appended to `endpoint` for `api: ingest`.
 pub const INGEST_PATH: &str = "/ingest";
+
+/// Which of Pyroscope's APIs the exporter pushes to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PyroscopeApi {
+    /// `POST /push.v1.PusherService/Push` (Connect, protobuf): what the
+    /// current SDKs and Alloy use; one call per export.
+    #[default]
+    Push,
+    /// `POST /ingest?name=…&format=pprof`: one call per pprof.
+    Ingest,
+}
 
 /// Default time one export attempt may take: a request may become several
 /// pushes, one per pprof.
@@ -27,14 +39,17 @@ pub const DEFAULT_LABEL_ATTRIBUTES: [&str; 3] =
 /// The header `tenant_id` sets.
 pub const TENANT_HEADER: &str = "x-scope-orgid";
 
-/// `exporters: pyroscope:` — pprof pushed to a Pyroscope `/ingest` endpoint.
+/// `exporters: pyroscope:` — pprof pushed to Pyroscope's push API or its
+/// `/ingest` endpoint.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PyroscopeExporterConfig {
     /// Base URL of the Pyroscope server, e.g. `http://pyroscope:4040`;
-    /// `/ingest` is appended. Without a scheme, `http://` (or `https://`
-    /// when `tls` asks for TLS).
+    /// the API's path is appended. Without a scheme, `http://` (or
+    /// `https://` when `tls` asks for TLS).
     pub endpoint: String,
+    /// `push` (default) or `ingest`.
+    pub api: PyroscopeApi,
     pub tls: TlsConfig,
     /// Sent with every push, e.g. `authorization`.
     pub headers: BTreeMap<String, String>,
@@ -60,6 +75,7 @@ impl Default for PyroscopeExporterConfig {
     fn default() -> Self {
         Self {
             endpoint: String::new(),
+            api: PyroscopeApi::default(),
             tls: TlsConfig::default(),
             headers: BTreeMap::new(),
             basic_auth: None,

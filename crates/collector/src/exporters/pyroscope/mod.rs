@@ -1,6 +1,23 @@
 //! The Pyroscope exporter: each pprof that `otlp_to_pprof` makes of a
 //! request (one per scope, more when a scope's profiles disagree on time
-//! or period) is pushed to Pyroscope's HTTP ingest API:
+//! or period) goes to Pyroscope through one of its two APIs.
+//!
+//! `api: push` (the default): one Connect call to the push API for the
+//! whole request, each pprof one series named by its labels:
+//!
+//! ```text
+//! POST {endpoint}/push.v1.PusherService/Push
+//! Content-Type: application/proto
+//! Connect-Protocol-Version: 1
+//!
+//! <PushRequest: series { labels: __name__, service_name, …; samples { raw_profile: <gzipped pprof> } } …>
+//! ```
+//!
+//! Pyroscope checks every profile of a push before it stores any, so a
+//! retry after a failure does not store anything twice (unless the
+//! answer was lost).
+//!
+//! `api: ingest`: one push per pprof to the HTTP ingest API:
 //!
 //! ```text
 //! POST {endpoint}/ingest?name=APP{label=value,…}&from=SECONDS&until=SECONDS&format=pprof&spyName=profbridge
@@ -14,13 +31,12 @@
 //! `format=pprof`; the multipart form with a `profile` part is only read
 //! without `format`, and only adds a `sample_type_config`, which profbridge
 //! has no use for). The name and time window are made as [`naming`] says.
-//! Profiles without samples are not pushed.
+//! The pushes go one after the other; when one fails, the export fails
+//! with its error, and a retry pushes every pprof of the request again
+//! (Pyroscope adds up what it is sent twice).
 //!
-//! The CPU work (conversion, encoding) runs on the blocking pool; the
-//! pushes then go one after the other. An export is one attempt: when a
-//! push fails, the export fails with that push's error, and a retry pushes
-//! every pprof of the request again (Pyroscope adds up what it is sent
-//! twice).
+//! Profiles without samples are not pushed. The CPU work (conversion,
+//! encoding) runs on the blocking pool.
 
 pub mod config;
 mod naming;
@@ -29,8 +45,9 @@ mod response;
 use std::sync::Arc;
 use std::time::Duration;
 
+use prost::Message;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
-use reqwest::{Client, Url};
+use reqwest::{Client, RequestBuilder, Url};
 
 use profbridge_pprof::{compress, EncodeOptions};
 use profbridge_translate::{PprofConverter, ToPprofOptions};
@@ -41,28 +58,34 @@ use super::otlp::tls::{split_scheme, uses_tls};
 use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
 use crate::pipeline::Batch;
-use config::{BasicAuthConfig, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
+use crate::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
+use config::{BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
 pub use naming::UNKNOWN_SERVICE;
 use naming::{time_window, Naming};
 
 /// How much of a reply's body is read.
 const MAX_REPLY_BYTES: usize = 64 << 10;
 
-/// What `spyName` says: the agent the profiles came through.
+/// What `spyName` says (and the `pyroscope_spy` label of a push): the
+/// agent the profiles came through.
 pub const SPY_NAME: &str = "profbridge";
 
 /// One pprof ready to push.
 #[derive(Debug)]
 struct Push {
+    /// `name` of `/ingest`.
     name: String,
     from: u64,
     until: u64,
+    /// The series labels of the push API.
+    labels: Vec<LabelPair>,
     body: Vec<u8>,
 }
 
 /// Pushes batches to Pyroscope. Safe to share between tasks.
 #[derive(Debug)]
 pub struct PyroscopeExporter {
+    api: PyroscopeApi,
     url: Url,
     client: Client,
     headers: HeaderMap,
@@ -82,9 +105,10 @@ impl PyroscopeExporter {
             let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
             return Err(invalid(text.join("; ")));
         }
-        let (url, tls) = ingest_url(config).map_err(invalid)?;
+        let (url, tls) = api_url(config).map_err(invalid)?;
         let timeout = Some(config.timeout.0).filter(|timeout| !timeout.is_zero());
         Ok(Self {
+            api: config.api,
             url,
             client: client(&config.tls, tls, timeout).map_err(invalid)?,
             headers: headers(config).map_err(invalid)?,
@@ -97,7 +121,7 @@ impl PyroscopeExporter {
         })
     }
 
-    /// The ingest URL, without query.
+    /// The URL pushed to: the push method's or `/ingest` (without query).
     pub fn url(&self) -> &Url {
         &self.url
     }
@@ -109,10 +133,10 @@ impl PyroscopeExporter {
     }
 
     /// One export attempt: converts and encodes on the blocking pool, then
-    /// pushes each pprof in turn.
+    /// pushes the pprofs, in one call (push API) or each in turn (ingest).
     pub async fn export_shared(&self, batch: &Arc<Batch>) -> Result<(), ExportError> {
-        let (naming, shared) = (Arc::clone(&self.naming), Arc::clone(batch));
-        let pushes = tokio::task::spawn_blocking(move || prepare(&naming, &shared))
+        let (naming, shared, api) = (Arc::clone(&self.naming), Arc::clone(batch), self.api);
+        let pushes = tokio::task::spawn_blocking(move || prepare(&naming, &shared, api))
             .await
             .map_err(|error| {
                 if error.is_cancelled() {
@@ -121,13 +145,87 @@ impl PyroscopeExporter {
                     ExportError::Permanent(format!("pyroscope conversion failed: {error}"))
                 }
             })??;
-        for push in pushes {
-            self.push(push).await?;
+        if pushes.is_empty() {
+            return Ok(());
         }
+        match self.api {
+            PyroscopeApi::Push => self.push(pushes).await,
+            PyroscopeApi::Ingest => {
+                for push in pushes {
+                    self.ingest(push).await?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The request with the headers, credentials and timeout every push
+    /// carries.
+    fn request(&self, url: Url, body: Vec<u8>) -> RequestBuilder {
+        let mut request = self
+            .client
+            .post(url)
+            .headers(self.headers.clone())
+            .body(body);
+        if let Some(timeout) = self.timeout {
+            request = request.timeout(timeout);
+        }
+        if let Some(auth) = &self.basic_auth {
+            request = request.basic_auth(&auth.username, Some(&auth.password));
+        }
+        request
+    }
+
+    /// Sends `request`: the status, headers and the start of the body.
+    async fn send(
+        &self,
+        request: RequestBuilder,
+    ) -> Result<(reqwest::StatusCode, HeaderMap, Vec<u8>), ExportError> {
+        let limit = self.timeout.unwrap_or_default();
+        let response = request
+            .send()
+            .await
+            .map_err(|error| send_error(&self.url, limit, &error))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = read_reply(response, MAX_REPLY_BYTES)
+            .await
+            .map_err(|error| send_error(&self.url, limit, &error))?;
+        Ok((status, headers, body))
+    }
+
+    /// Every pprof as one series of one `PushRequest`.
+    async fn push(&self, pushes: Vec<Push>) -> Result<(), ExportError> {
+        let count = pushes.len();
+        let services = response::services(pushes.iter().map(|push| push.labels.as_slice()));
+        let request = PushRequest {
+            series: pushes
+                .into_iter()
+                .map(|push| RawProfileSeries {
+                    labels: push.labels,
+                    samples: vec![RawSample {
+                        raw_profile: push.body,
+                        id: String::new(),
+                    }],
+                })
+                .collect(),
+        };
+        let body = request.encode_to_vec();
+        drop(request);
+        let (status, headers, reply) = self.send(self.request(self.url.clone(), body)).await?;
+        response::push_outcome(
+            self.url.as_str(),
+            count,
+            &services,
+            status,
+            &headers,
+            &reply,
+        )?;
+        tracing::debug!(endpoint = %self.url, series = count, "pushed pprofs to Pyroscope");
         Ok(())
     }
 
-    async fn push(&self, push: Push) -> Result<(), ExportError> {
+    async fn ingest(&self, push: Push) -> Result<(), ExportError> {
         let mut url = self.url.clone();
         url.query_pairs_mut()
             .append_pair("name", &push.name)
@@ -135,26 +233,7 @@ impl PyroscopeExporter {
             .append_pair("until", &push.until.to_string())
             .append_pair("format", "pprof")
             .append_pair("spyName", SPY_NAME);
-        let mut request = self
-            .client
-            .post(url)
-            .headers(self.headers.clone())
-            .body(push.body);
-        if let Some(timeout) = self.timeout {
-            request = request.timeout(timeout);
-        }
-        if let Some(auth) = &self.basic_auth {
-            request = request.basic_auth(&auth.username, Some(&auth.password));
-        }
-        let response = request
-            .send()
-            .await
-            .map_err(|error| send_error(&self.url, self.timeout.unwrap_or_default(), &error))?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = read_reply(response, MAX_REPLY_BYTES)
-            .await
-            .map_err(|error| send_error(&self.url, self.timeout.unwrap_or_default(), &error))?;
+        let (status, headers, body) = self.send(self.request(url, push.body)).await?;
         response::outcome(self.url.as_str(), &push.name, status, &headers, &body)?;
         tracing::debug!(endpoint = %self.url, name = %push.name, "pushed a pprof to Pyroscope");
         Ok(())
@@ -162,35 +241,61 @@ impl PyroscopeExporter {
 }
 
 /// The pprofs of a batch, named and encoded. Requests that cannot become
-/// pprof fail permanently; when only some profiles cannot, the rest go.
-fn prepare(naming: &Naming, batch: &Batch) -> Result<Vec<Push>, ExportError> {
+/// pprof fail permanently; when only some profiles cannot, the rest go. A
+/// pprof without a time gets the time the batch was received, for the
+/// push API (`/ingest` gets the time window instead).
+fn prepare(naming: &Naming, batch: &Batch, api: PyroscopeApi) -> Result<Vec<Push>, ExportError> {
     let mut converter = PprofConverter::new(ToPprofOptions::default());
-    let converted = batch_to_pprofs(&mut converter, batch, "pyroscope")?;
+    let mut converted = batch_to_pprofs(&mut converter, batch, "pyroscope")?;
+    let received = batch
+        .received_at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+        });
     Ok(converted
         .profiles
-        .iter()
+        .iter_mut()
         .filter(|output| output.profile.sample_count() > 0)
         .map(|output| {
-            let head = &output.profile.head;
+            let head = &mut output.profile.head;
             let (from, until) =
                 time_window(head.time_nanos, head.duration_nanos, batch.received_at);
+            let (name, labels) = match api {
+                PyroscopeApi::Ingest => (naming.name(&output.resource_attributes), Vec::new()),
+                PyroscopeApi::Push => {
+                    if head.time_nanos <= 0 {
+                        head.time_nanos = received;
+                    }
+                    (
+                        String::new(),
+                        naming.push_labels(&output.resource_attributes, head),
+                    )
+                }
+            };
             Push {
-                name: naming.name(&output.resource_attributes),
+                name,
                 from,
                 until,
+                labels,
                 body: compress(output.profile.encode(), &EncodeOptions::default()),
             }
         })
         .collect())
 }
 
-/// `{endpoint}/ingest`, and whether it uses TLS.
-fn ingest_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), String> {
+/// `{endpoint}/push.v1.PusherService/Push` or `{endpoint}/ingest`, and
+/// whether it uses TLS.
+fn api_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), String> {
+    let path = match config.api {
+        PyroscopeApi::Push => PUSH_PATH,
+        PyroscopeApi::Ingest => INGEST_PATH,
+    };
     let given = config.endpoint.trim();
     let (scheme, rest) = split_scheme(given)?;
     let tls = uses_tls(scheme, &config.tls)?;
     let text = format!(
-        "{}://{}{INGEST_PATH}",
+        "{}://{}{path}",
         if tls { "https" } else { "http" },
         rest.trim_end_matches('/')
     );
@@ -216,10 +321,21 @@ fn headers(config: &PyroscopeExporterConfig) -> Result<HeaderMap, String> {
     if let Some(tenant) = &config.tenant_id {
         headers.insert(HeaderName::from_static(TENANT_HEADER), sensitive(tenant)?);
     }
-    headers.insert(
-        CONTENT_TYPE,
-        HeaderValue::from_static("application/octet-stream"),
-    );
+    match config.api {
+        PyroscopeApi::Push => {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/proto"));
+            headers.insert(
+                HeaderName::from_static("connect-protocol-version"),
+                HeaderValue::from_static("1"),
+            );
+        }
+        PyroscopeApi::Ingest => {
+            headers.insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/octet-stream"),
+            );
+        }
+    }
     Ok(headers)
 }
 
@@ -241,9 +357,10 @@ mod tests {
         let config = PyroscopeExporterConfig {
             endpoint: endpoint.to_owned(),
             tls,
+            api: PyroscopeApi::Ingest,
             ..PyroscopeExporterConfig::default()
         };
-        ingest_url(&config).map(|(url, _)| url.to_string())
+        api_url(&config).map(|(url, _)| url.to_string())
     }
 
     #[test]
@@ -272,6 +389,14 @@ mod tests {
         assert!(url_of("", plain()).is_err());
         assert!(url_of("ftp://x", plain()).is_err());
         assert!(url_of("http://p:4040/?x=1", plain()).is_err());
+        let push = PyroscopeExporterConfig {
+            endpoint: "http://pyroscope:4040/prefix/".to_owned(),
+            ..PyroscopeExporterConfig::default()
+        };
+        assert_eq!(
+            api_url(&push).unwrap().0.as_str(),
+            "http://pyroscope:4040/prefix/push.v1.PusherService/Push"
+        );
     }
 
     #[test]

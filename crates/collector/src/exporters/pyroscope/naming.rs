@@ -19,9 +19,14 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use profbridge_pprof::Profile;
 use profbridge_translate::otlp::KeyValue;
 
 use crate::exporters::file::attribute_text;
+use crate::push_v1::{
+    LabelPair, LABEL_DELTA, LABEL_PROFILE_NAME, LABEL_SERVICE_NAME, LABEL_SESSION_ID,
+};
+use crate::receivers::pyroscope::{DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE};
 
 /// The application name of resources without one, as OpenTelemetry SDKs
 /// name services they know nothing about.
@@ -125,6 +130,105 @@ impl Naming {
     }
 }
 
+impl Naming {
+    /// The labels of the series a pprof is pushed as (push API):
+    /// `__name__` (the resource's `pyroscope.profile_name`, else
+    /// [`profile_name`] of the pprof), `service_name` (the application
+    /// name, as for `/ingest`), `pyroscope_spy`, the configured labels in
+    /// order (values trimmed; those left empty are left out), and
+    /// `__delta__` and `__session_id__` when the resource carries them
+    /// (`pyroscope.delta` `true` or `false`, `pyroscope.session_id`),
+    /// as the push receiver records them.
+    pub fn push_labels(&self, attributes: &[KeyValue], profile: &Profile) -> Vec<LabelPair> {
+        let name = attribute_text(attributes, PROFILE_NAME_ATTRIBUTE)
+            .map(|name| name.trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(|| profile_name(profile).to_owned());
+        let application = attribute_text(attributes, &self.application_name_attribute);
+        let mut labels = vec![
+            LabelPair::new(LABEL_PROFILE_NAME, name),
+            LabelPair::new(LABEL_SERVICE_NAME, application_name(application.as_deref())),
+            LabelPair::new("pyroscope_spy", super::SPY_NAME),
+        ];
+        for (key, label) in &self.labels {
+            let Some(value) = attribute_text(attributes, key) else {
+                continue;
+            };
+            let value = value.trim();
+            if !value.is_empty() {
+                labels.push(LabelPair::new(label.clone(), value));
+            }
+        }
+        if let Some(delta) = attribute_text(attributes, DELTA_ATTRIBUTE)
+            .map(|delta| delta.trim().to_ascii_lowercase())
+            .filter(|delta| delta == "true" || delta == "false")
+        {
+            labels.push(LabelPair::new(LABEL_DELTA, delta));
+        }
+        if let Some(session) = attribute_text(attributes, SESSION_ID_ATTRIBUTE)
+            .map(|session| session.trim().to_owned())
+            .filter(|session| !session.is_empty())
+        {
+            labels.push(LabelPair::new(LABEL_SESSION_ID, session));
+        }
+        labels
+    }
+}
+
+/// The profile name (`__name__`) Pyroscope's SDKs give a profile with these
+/// sample types: `memory` for allocations and heap (`alloc_*`, `inuse_*`,
+/// `space`, `objects`), `goroutine`, `block` for contentions and delay
+/// (Go's block and mutex profiles have the same sample types; both come
+/// out as `block`), `wall`, `process_cpu` for CPU time and samples; any
+/// other profile is named after its first sample type, in the characters
+/// a metric name may hold.
+pub(crate) fn profile_name(profile: &Profile) -> String {
+    let text = |index: i64| {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| profile.string_table.get(i))
+            .map_or("", String::as_str)
+    };
+    let types: Vec<&str> = profile
+        .sample_type
+        .iter()
+        .map(|sample_type| text(sample_type.r#type))
+        .collect();
+    let any = |names: &[&str]| types.iter().any(|t| names.contains(t));
+    let name = if any(&[
+        "alloc_objects",
+        "alloc_space",
+        "inuse_objects",
+        "inuse_space",
+        "space",
+        "objects",
+    ]) {
+        "memory"
+    } else if any(&["goroutine", "goroutines"]) {
+        "goroutine"
+    } else if any(&["contentions", "delay"]) {
+        "block"
+    } else if any(&["wall"]) {
+        "wall"
+    } else if any(&["cpu", "samples"]) {
+        "process_cpu"
+    } else {
+        let first: String = types
+            .first()
+            .copied()
+            .unwrap_or_default()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        return if first.is_empty() || first.starts_with(|c: char| c.is_ascii_digit()) {
+            format!("profile{first}")
+        } else {
+            first
+        };
+    };
+    name.to_owned()
+}
+
 /// `from` and `until` in Unix seconds for a pprof's `time_nanos` and
 /// `duration_nanos`: from the second the profile starts in to the second
 /// its end falls in, rounded up, and at least one second. A profile without
@@ -205,6 +309,76 @@ mod tests {
             "cart{deployment_environment=prod,host_name=node-1_rack{2_,shard=7}"
         );
         assert_eq!(naming.name(&[]), "unknown_service{}");
+    }
+
+    fn profile_of(types: &[&str]) -> Profile {
+        let mut profile = Profile {
+            string_table: vec![String::new(), "count".to_owned()],
+            ..Profile::default()
+        };
+        for name in types {
+            profile.string_table.push((*name).to_owned());
+            profile.sample_type.push(profbridge_pprof::ValueType {
+                r#type: i64::try_from(profile.string_table.len() - 1).unwrap(),
+                unit: 1,
+            });
+        }
+        profile
+    }
+
+    #[test]
+    fn profile_names_follow_the_sdks() {
+        let name = |types: &[&str]| profile_name(&profile_of(types));
+        assert_eq!(name(&["samples", "cpu"]), "process_cpu");
+        assert_eq!(name(&["cpu"]), "process_cpu");
+        assert_eq!(
+            name(&[
+                "alloc_objects",
+                "alloc_space",
+                "inuse_objects",
+                "inuse_space"
+            ]),
+            "memory"
+        );
+        assert_eq!(name(&["goroutine"]), "goroutine");
+        assert_eq!(name(&["contentions", "delay"]), "block");
+        assert_eq!(name(&["wall", "samples"]), "wall");
+        assert_eq!(name(&["exceptions"]), "exceptions");
+        assert_eq!(name(&["lock-time"]), "lock_time");
+        assert_eq!(name(&[]), "profile");
+    }
+
+    #[test]
+    fn push_labels_name_the_series() {
+        let naming = Naming::new(
+            "service.name",
+            &["host.name".to_owned(), "blank".to_owned()],
+        );
+        let attributes = vec![
+            key_value("service.name", string_value("cart api")),
+            key_value("host.name", string_value(" node-1,rack} ")),
+            key_value("blank", string_value(" ")),
+            key_value("pyroscope.delta", string_value("FALSE")),
+            key_value("pyroscope.session_id", string_value("0011223344556677")),
+        ];
+        let labels: Vec<(String, String)> = naming
+            .push_labels(&attributes, &profile_of(&["samples", "cpu"]))
+            .into_iter()
+            .map(|label| (label.name, label.value))
+            .collect();
+        let expected = [
+            ("__name__", "process_cpu"),
+            ("service_name", "cart_api"),
+            ("pyroscope_spy", "profbridge"),
+            ("host_name", "node-1,rack}"),
+            ("__delta__", "false"),
+            ("__session_id__", "0011223344556677"),
+        ];
+        assert_eq!(labels, expected.map(|(k, v)| (k.to_owned(), v.to_owned())));
+        let named = vec![key_value("pyroscope.profile_name", string_value("memory"))];
+        let labels = naming.push_labels(&named, &profile_of(&["samples"]));
+        assert_eq!(labels[0], LabelPair::new("__name__", "memory"));
+        assert_eq!(labels[1], LabelPair::new("service_name", UNKNOWN_SERVICE));
     }
 
     #[test]

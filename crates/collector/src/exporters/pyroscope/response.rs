@@ -1,7 +1,14 @@
-//! Pyroscope's answers as export results. As for OTLP/HTTP: 2xx is
-//! success; 429, 502, 503 and 504 are retryable, after `Retry-After` when
-//! given; so is 408, which Pyroscope answers when it could not read the
-//! whole body. Anything else is permanent, quoting the server's message.
+//! Pyroscope's answers as export results.
+//!
+//! `/ingest`, as for OTLP/HTTP: 2xx is success; 429, 502, 503 and 504 are
+//! retryable, after `Retry-After` when given; so is 408, which Pyroscope
+//! answers when it could not read the whole body. Anything else is
+//! permanent, quoting the server's message.
+//!
+//! The push API answers Connect errors: the code of the JSON body (or, for
+//! a reply without one, the code its status stands for) decides;
+//! `unavailable`, `resource_exhausted`, `deadline_exceeded` and `aborted`
+//! are retryable, after `Retry-After` when given.
 
 use std::time::SystemTime;
 
@@ -10,6 +17,52 @@ use reqwest::StatusCode;
 
 use crate::exporters::http_reply::{is_json, json_message, quoted, retry_after};
 use crate::exporters::ExportError;
+use crate::push_v1::connect::ConnectError;
+use crate::push_v1::{LabelPair, LABEL_SERVICE_NAME};
+
+/// The distinct `service_name`s of the series, for error messages.
+pub(super) fn services<'a>(series: impl Iterator<Item = &'a [LabelPair]>) -> String {
+    let mut names: Vec<&str> = series
+        .filter_map(|labels| {
+            labels
+                .iter()
+                .find(|label| label.name == LABEL_SERVICE_NAME)
+                .map(|label| label.value.as_str())
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.join(", ")
+}
+
+/// The result a reply to a push of `series` series (of the applications
+/// `services`) means.
+pub(super) fn push_outcome(
+    endpoint: &str,
+    series: usize,
+    services: &str,
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<(), ExportError> {
+    if status.is_success() {
+        return Ok(());
+    }
+    let error = ConnectError::from_reply(status.as_u16(), body);
+    let message = quoted(Some(error.message.clone()).filter(|m| !m.is_empty()), body);
+    let reason = format!(
+        "{endpoint} answered {status} ({}) to a push of {series} series ({services}): {message}",
+        error.code
+    );
+    if error.code.is_retryable() {
+        Err(ExportError::Retryable {
+            reason,
+            retry_after: retry_after(headers, SystemTime::now()),
+        })
+    } else {
+        Err(ExportError::Permanent(reason))
+    }
+}
 
 /// The result a reply to the push of `name` to `endpoint` means.
 pub(super) fn outcome(
@@ -83,6 +136,59 @@ mod tests {
         }
         assert!(outcome("e", "a{}", StatusCode::OK, &none, b"").is_ok());
         assert!(outcome("e", "a{}", StatusCode::NO_CONTENT, &none, b"").is_ok());
+    }
+
+    #[test]
+    fn connect_codes_are_classified() {
+        let none = HeaderMap::new();
+        let reply = |status: u16, body: &[u8]| {
+            push_outcome(
+                "e",
+                1,
+                "a",
+                StatusCode::from_u16(status).unwrap(),
+                &none,
+                body,
+            )
+        };
+        for (status, code) in [
+            (503, "unavailable"),
+            (429, "resource_exhausted"),
+            (504, "deadline_exceeded"),
+            (409, "aborted"),
+        ] {
+            let body = format!(r#"{{"code":"{code}","message":"m"}}"#);
+            let error = reply(status, body.as_bytes()).unwrap_err();
+            assert!(error.is_retryable(), "{code}");
+            assert!(error.to_string().contains(code), "{error}");
+        }
+        for (status, code) in [
+            (400, "invalid_argument"),
+            (401, "unauthenticated"),
+            (500, "internal"),
+            (409, "already_exists"),
+        ] {
+            let body = format!(r#"{{"code":"{code}","message":"m"}}"#);
+            assert!(
+                !reply(status, body.as_bytes()).unwrap_err().is_retryable(),
+                "{code}"
+            );
+        }
+        // Without a Connect body, the status stands for a code.
+        assert!(reply(502, b"bad gateway").unwrap_err().is_retryable());
+        assert!(reply(429, b"").unwrap_err().is_retryable());
+        assert!(!reply(404, b"404 page not found")
+            .unwrap_err()
+            .is_retryable());
+        assert!(reply(200, b"").is_ok());
+        let retry = headers(&[("retry-after", "3")]);
+        let error =
+            push_outcome("e", 2, "a, b", StatusCode::SERVICE_UNAVAILABLE, &retry, b"").unwrap_err();
+        assert!(matches!(
+            error,
+            ExportError::Retryable { retry_after: Some(d), .. } if d.as_secs() == 3
+        ));
+        assert!(error.to_string().contains("2 series (a, b)"), "{error}");
     }
 
     #[test]

@@ -47,13 +47,32 @@ impl Intake {
     where
         F: FnOnce(Vec<u8>) -> Result<ExportProfilesServiceRequest, Failure> + Send + 'static,
     {
+        let handled = self
+            .handle_with(headers, body, move |raw| Ok((convert(raw)?, ())))
+            .await;
+        match handled {
+            Handled::Reached(outcome, _) => reply::outcome_response(outcome, accepted),
+            Handled::Refused(failure) => failure.response(),
+            Handled::Broken(message) => reply::text(StatusCode::INTERNAL_SERVER_ERROR, &message),
+        }
+    }
+
+    /// What [`Self::handle`] does, leaving the answer to the caller:
+    /// `convert` also returns what the answer needs to know besides the
+    /// request (`None` when the request was refused before `convert` ran,
+    /// for a full pipeline). Refusals are counted and logged.
+    pub async fn handle_with<F, T>(&self, headers: &HeaderMap, body: Body, convert: F) -> Handled<T>
+    where
+        F: FnOnce(Vec<u8>) -> Result<(ExportProfilesServiceRequest, T), Failure> + Send + 'static,
+        T: Send + 'static,
+    {
         let encoding = match body::content_encoding(headers) {
             Ok(encoding) => encoding,
-            Err(failure) => return self.refuse(&failure),
+            Err(failure) => return self.refused(failure),
         };
         // The limit holds while the body streams in: nothing past it is buffered.
         let Ok(bytes) = axum::body::to_bytes(body, self.max_body).await else {
-            return self.refuse(&Failure::TooLarge(format!(
+            return self.refused(Failure::TooLarge(format!(
                 "the body is larger than max_request_body_size ({} bytes)",
                 self.max_body
             )));
@@ -67,24 +86,39 @@ impl Intake {
             let raw = body::decode_body(encoding, &bytes, max_body)?;
             drop(bytes);
             let Some(admission) = admit(&pipelines, parse_estimate(raw.len()), &metrics) else {
-                return Ok(Decision::done(Outcome::Unavailable));
+                return Ok((Decision::done(Outcome::Unavailable), None));
             };
-            let request = convert(raw)?;
-            Ok(hand_over(request, &pipelines, &metrics, admission))
+            let (request, extra) = convert(raw)?;
+            Ok((
+                hand_over(request, &pipelines, &metrics, admission),
+                Some(extra),
+            ))
         })
         .await;
         match handled {
-            Ok(Ok(decision)) => {
-                reply::outcome_response(settle(decision, &self.metrics).await, accepted)
+            Ok(Ok((decision, extra))) => {
+                Handled::Reached(settle(decision, &self.metrics).await, extra)
             }
-            Ok(Err(failure)) => self.refuse(&failure),
-            Err(join) => reply::text(StatusCode::INTERNAL_SERVER_ERROR, &join.to_string()),
+            Ok(Err(failure)) => self.refused(failure),
+            Err(join) => Handled::Broken(join.to_string()),
         }
+    }
+
+    fn refused<T>(&self, failure: Failure) -> Handled<T> {
+        self.note_refusal(&failure);
+        Handled::Refused(failure)
     }
 
     /// Counts and logs a request refused before its profiles could be
     /// counted, and answers it.
     pub fn refuse(&self, failure: &Failure) -> Response {
+        self.note_refusal(failure);
+        failure.response()
+    }
+
+    /// Counts and logs a request refused before its profiles could be
+    /// counted.
+    pub fn note_refusal(&self, failure: &Failure) {
         self.metrics.refused_request(RefusedReason::Invalid);
         tracing::warn!(
             receiver = %self.metrics.receiver,
@@ -93,11 +127,21 @@ impl Intake {
             detail = failure.message(),
             "refused a request that could not be read"
         );
-        failure.response()
     }
 }
 
-/// Serves `router` until `shutdown` resolves, over TLS and behind the
+/// How a request went through [`Intake::handle_with`].
+pub(crate) enum Handled<T> {
+    /// It reached the intake (or was refused for a full pipeline before
+    /// `convert` ran: `None`).
+    Reached(Outcome, Option<T>),
+    /// Refused before the intake: unreadable, too large, badly encoded.
+    Refused(Failure),
+    /// The conversion task failed.
+    Broken(String),
+}
+
+/// Serves `route` until `shutdown` resolves, over TLS and behind the
 /// bearer-token check when `security` says so; the listener is already
 /// bound.
 pub(crate) async fn serve(
@@ -107,9 +151,24 @@ pub(crate) async fn serve(
     security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    serve_routes(listener, vec![route], intake, security, shutdown).await
+}
+
+/// [`serve`] for several routes on one listener.
+pub(crate) async fn serve_routes(
+    listener: tokio::net::TcpListener,
+    routes: Vec<(&str, MethodRouter<Intake>)>,
+    intake: Intake,
+    security: Security,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let (metrics, max_body) = (intake.metrics.clone(), intake.max_body);
-    let (path, handler) = route;
-    let router = Router::new().route(path, handler).with_state(intake);
+    let router = routes
+        .into_iter()
+        .fold(Router::new(), |router, (path, handler)| {
+            router.route(path, handler)
+        })
+        .with_state(intake);
     let router = protect_router(router, security.auth.clone(), metrics, max_body);
     super::otlp::http::serve_router(listener, router, security, shutdown).await
 }

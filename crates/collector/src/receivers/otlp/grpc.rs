@@ -17,7 +17,9 @@ use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesSer
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::GrpcConfig;
 use super::decompressed::DecompressedBuffers;
-use super::grpc_unary::{parse_unary, read_body, reply, request_compression, PREFIX_LEN};
+use super::grpc_unary::{
+    parse_unary, read_body, reply, request_compression, FrameError, PREFIX_LEN,
+};
 use super::intake::{
     admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
@@ -109,7 +111,7 @@ impl ExportServer {
             .await
             .map_err(|status| self.undecodable(status))?;
         let (compression, message) = parse_unary(body, encoding)
-            .map_err(|error| self.undecodable(Status::internal(error.to_string())))?;
+            .map_err(|error| self.undecodable(frame_status(&error, self.max_message)))?;
         let server = self.clone();
         let decision = tokio::task::spawn_blocking(move || server.receive(compression, message))
             .await
@@ -174,6 +176,20 @@ impl ExportServer {
             "refused a request that could not be decoded"
         );
         status
+    }
+}
+
+/// A body that is not one well-formed message is the client's fault:
+/// INVALID_ARGUMENT, or RESOURCE_EXHAUSTED when its prefix claims more
+/// than the receiver takes.
+fn frame_status(error: &FrameError, max_message: usize) -> Status {
+    match error {
+        FrameError::LengthMismatch { declared, .. } if *declared > max_message => {
+            Status::resource_exhausted(format!(
+                "the message prefix declares {declared} bytes, over the limit of {max_message} (max_recv_msg_size_mib)"
+            ))
+        }
+        other => Status::invalid_argument(other.to_string()),
     }
 }
 

@@ -1,15 +1,19 @@
 //! The Pyroscope receiver: `POST /ingest` as Grafana Pyroscope documents
-//! it. The query names the application and its labels (`name`), the time
-//! (`from`, `until`) and the format (`format`, `sampleRate`, `units`,
-//! `aggregationType`, `spyName`); the body is the profile, or for pprof a
-//! multipart/form-data form with a `profile` part and an optional
-//! `sample_type_config` part. Answers 200, as Pyroscope does.
+//! it, and `POST /push.v1.PusherService/Push`, the push API the current
+//! SDKs speak (push.rs). For `/ingest`, the query names the application
+//! and its labels (`name`), the time (`from`, `until`) and the format
+//! (`format`, `sampleRate`, `units`, `aggregationType`, `spyName`); the
+//! body is the profile, or for pprof a multipart/form-data form with a
+//! `profile` part and an optional `sample_type_config` part. Answers 200,
+//! as Pyroscope does.
 
 pub mod config;
 mod convert;
 mod multipart;
+mod push;
 mod query;
 mod sample_types;
+mod series;
 
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -27,8 +31,12 @@ use self::query::IngestQuery;
 use super::handoff::{decode_limits, nanos_since_epoch};
 use super::legacy_http::{self, Failure, Intake};
 use crate::pipeline::PipelineHandle;
+pub use crate::push_v1::PUSH_PATH;
 use crate::telemetry::ReceiverMetrics;
 use crate::tls::Security;
+pub use series::{
+    DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE, SPY_NAME_ATTRIBUTE,
+};
 
 /// Where Pyroscope takes uploads.
 pub const INGEST_PATH: &str = "/ingest";
@@ -47,8 +55,8 @@ pub async fn serve(
         metrics,
         max_body: usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX),
     };
-    let route = (INGEST_PATH, post(ingest));
-    legacy_http::serve(listener, route, intake, security, shutdown).await
+    let routes = vec![(INGEST_PATH, post(ingest)), (PUSH_PATH, post(push::push))];
+    legacy_http::serve_routes(listener, routes, intake, security, shutdown).await
 }
 
 async fn ingest(
