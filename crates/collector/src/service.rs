@@ -34,18 +34,18 @@ pub enum StartError {
     Exporter { id: String, reason: String },
     #[error("processor {id}: {reason}")]
     Processor { id: String, reason: String },
-    #[error("telemetry: cannot listen on {address}: {source}")]
+    #[error("telemetry: cannot listen on {address}: {error}")]
     Telemetry {
         address: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("receiver {id}: {reason}")]
     Receiver { id: String, reason: String },
-    #[error("receiver {id}: cannot listen on {endpoint}: {source}")]
+    #[error("receiver {id}: cannot listen on {endpoint}: {error}")]
     Listen {
         id: String,
         endpoint: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -91,9 +91,9 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         Some(
             tokio::net::TcpListener::bind(telemetry_address.as_str())
                 .await
-                .map_err(|source| StartError::Telemetry {
+                .map_err(|error| StartError::Telemetry {
                     address: telemetry_address.clone(),
-                    source,
+                    error,
                 })?,
         )
     };
@@ -300,6 +300,62 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
     })
 }
 
+/// What [`start`] would refuse in `config` before binding a port or
+/// writing a file: TLS material and tokens that do not load, exporters and
+/// processors that cannot be built. `profbridge validate` reports these, so
+/// that a configuration it calls OK starts. Needs a Tokio runtime (the
+/// gRPC exporter's channel is built on one).
+pub fn check_start(config: &Config) -> Vec<StartError> {
+    let mut problems = Vec::new();
+    for (id, receiver) in &config.receivers {
+        let name = id.to_string();
+        let listeners: Vec<(Option<&ServerTlsConfig>, Option<&AuthConfig>, Alpn)> = match receiver {
+            ReceiverConfig::Otlp(otlp) => otlp
+                .protocols
+                .grpc
+                .iter()
+                .map(|grpc| (grpc.tls.as_deref(), grpc.auth.as_deref(), Alpn::Grpc))
+                .chain(
+                    otlp.protocols
+                        .http
+                        .iter()
+                        .map(|http| (http.tls.as_deref(), http.auth.as_deref(), Alpn::Http1)),
+                )
+                .collect(),
+            ReceiverConfig::Pprof(pprof) => {
+                vec![(pprof.tls.as_deref(), pprof.auth.as_deref(), Alpn::Http1)]
+            }
+            ReceiverConfig::Pyroscope(pyroscope) => vec![(
+                pyroscope.tls.as_deref(),
+                pyroscope.auth.as_deref(),
+                Alpn::Http1,
+            )],
+            ReceiverConfig::File(_) => Vec::new(),
+        };
+        for (tls, auth, alpn) in listeners {
+            if let Err(problem) = security(&name, tls, auth, alpn) {
+                problems.push(problem);
+            }
+        }
+    }
+    for (id, exporter) in &config.exporters {
+        // The file exporter's only check without creating its folder, the
+        // path template, is one of the configuration's own.
+        if matches!(exporter, ExporterConfig::File(_)) {
+            continue;
+        }
+        if let Err(problem) = build_exporter(&id.to_string(), exporter, &mut Vec::new()) {
+            problems.push(problem);
+        }
+    }
+    for (id, processor) in &config.processors {
+        if let Err(problem) = build_processor(&id.to_string(), processor) {
+            problems.push(problem);
+        }
+    }
+    problems
+}
+
 /// A receiver's TLS acceptor and token check, its files read now so that
 /// a bad one stops the start.
 fn security(
@@ -466,10 +522,10 @@ fn note_endpoint(listening: &mut Vec<Endpoint>, listener: &tokio::net::TcpListen
 async fn bind(id: &str, endpoint: &str) -> Result<tokio::net::TcpListener, StartError> {
     tokio::net::TcpListener::bind(endpoint)
         .await
-        .map_err(|source| StartError::Listen {
+        .map_err(|error| StartError::Listen {
             id: id.to_owned(),
             endpoint: endpoint.to_owned(),
-            source,
+            error,
         })
 }
 

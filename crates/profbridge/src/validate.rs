@@ -1,11 +1,13 @@
 //! `profbridge validate`: loads a collector configuration as `serve` would
 //! (with `${env:…}` references and `PROFBRIDGE__…` overrides from the
-//! environment) and reports every problem with its key path.
+//! environment) and reports every problem with its key path, then what
+//! `serve` would refuse before it binds a port (certificates, tokens,
+//! exporter and processor settings).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use profbridge_collector::config;
+use profbridge_collector::{config, service};
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
@@ -23,6 +25,17 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     );
     match config::load(args.config.as_deref()) {
         Ok(config) => {
+            let refused = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
+                .block_on(async { service::check_start(&config) });
+            if !refused.is_empty() {
+                for problem in &refused {
+                    eprintln!("{name}: {problem}");
+                }
+                print_warnings(&name, &config.warnings());
+                return Ok(ExitCode::from(crate::EXIT_SOME_FAILED));
+            }
             println!("{name}: OK");
             print_warnings(&name, &config.warnings());
             Ok(ExitCode::SUCCESS)

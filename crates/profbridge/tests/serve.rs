@@ -849,12 +849,30 @@ fn what_serve_refuses_at_start_validate_refuses_too() {
             .replace("{data}", dir.path().join("data").to_str().unwrap()),
     )
     .unwrap();
+    // Files that exist and are not empty, as the configuration checks,
+    // but hold no certificate and key.
+    let not_pem = dir.path().join("not.pem");
+    std::fs::write(&not_pem, "not a certificate\n").unwrap();
+    let bad_certificate = dir.path().join("bad-certificate.yaml");
+    std::fs::write(
+        &bad_certificate,
+        format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        \
+             tls:\n          cert_file: {pem}\n          key_file: {pem}\n\
+             exporters:\n  nop:\n\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [nop]\n  \
+             telemetry:\n    metrics:\n      address: \"\"\n",
+            pem = not_pem.display()
+        ),
+    )
+    .unwrap();
     let cases = [
         (
             &laughs,
             "refused: its aliases expand to more than 100000 YAML nodes",
         ),
         (&escaping, "exporters.file.path_template: "),
+        (&bad_certificate, "receiver otlp: tls: "),
     ];
     for (config, expected) in cases {
         for command in ["validate", "serve"] {
