@@ -28,6 +28,7 @@ use crate::receivers::handoff::nanos_since_epoch;
 use crate::receivers::legacy_http::{Failure, Handled, Intake};
 use crate::receivers::otlp::grpc::RETRY_AFTER;
 use crate::receivers::otlp::Outcome;
+use crate::telemetry::RefusedReason;
 
 /// The body's codec, from its Content-Type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,7 +103,22 @@ pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body:
         .await;
     match handled {
         Handled::Reached(outcome, rejections) => {
-            outcome_response(codec, outcome, rejections.unwrap_or_default())
+            let rejections = rejections.unwrap_or_default();
+            if matches!(outcome, Outcome::Accepted { .. }) && !rejections.reasons.is_empty() {
+                // The intake counted what it validated; these never got there.
+                intake
+                    .metrics
+                    .refused(RefusedReason::Invalid, rejections.reasons.len());
+                tracing::warn!(
+                    receiver = %intake.metrics.receiver,
+                    transport = intake.metrics.transport,
+                    reason = RefusedReason::Invalid.as_str(),
+                    refused_profiles = rejections.reasons.len(),
+                    detail = rejections.reasons.join("; "),
+                    "refused profiles of a push that cannot be read"
+                );
+            }
+            outcome_response(codec, outcome, rejections)
         }
         Handled::Refused(failure) => error_response(&failure_error(&failure)),
         Handled::Broken(message) => error_response(&ConnectError::new(Code::Internal, message)),
