@@ -2,7 +2,10 @@
 //! under the OTLP canonical equality. Requests are built from a
 //! proptest-chosen seed and size, and include mixed frame types,
 //! timestamps-only samples, links, profiles in one scope with different
-//! sample sets, bool/double/bytes/array/map attributes, and two resources.
+//! sample sets, bool/double/bytes/array/map attributes, and two resources;
+//! mappings with several build ids of every kind and attributes of every
+//! type, locations and profiles with such attributes, and schema URLs, all
+//! of which pprof carries only in its reserved string.
 
 #![allow(
     clippy::unwrap_used,
@@ -117,11 +120,12 @@ impl Gen {
             ));
         }
         if self.chance(10) {
-            attribute_indices.push(self.d.attribute(
-                "pprof.location.is_folded",
-                bool_value(true),
-                "",
-            ));
+            let folded = bool_value(self.chance(80));
+            attribute_indices.push(self.d.attribute("pprof.location.is_folded", folded, ""));
+        }
+        if self.chance(30) {
+            let count = 1 + self.rng.below(3);
+            attribute_indices.extend(self.attributes(count));
         }
         let lines = (0..self.rng.below(3))
             .map(|_| Line {
@@ -141,23 +145,44 @@ impl Gen {
 
     fn mapping(&mut self) -> i32 {
         let mut attribute_indices = Vec::new();
-        // htlhash ids come back as gnu ones: pprof has no field for the
-        // kind (documented; tested in translation.rs).
-        let build_id = match self.rng.below(3) {
-            0 => Some(("process.executable.build_id.gnu", "deadbeef00112233")),
-            1 => Some(("process.executable.build_id.go", "abc_DEF/ghi-123")),
-            _ => None,
-        };
-        if let Some((key, id)) = build_id {
-            attribute_indices.push(self.d.attribute(key, string_value(id), ""));
+        // Any set of build ids, of every kind, each a string or (several
+        // ids of one kind) an array of strings; the ids need not look like
+        // their kind.
+        for key in [
+            "process.executable.build_id.gnu",
+            "process.executable.build_id.go",
+            "process.executable.build_id.htlhash",
+        ] {
+            if !self.chance(50) {
+                continue;
+            }
+            let several = self.chance(20);
+            let rng = &mut self.rng;
+            let mut id = || match rng.below(3) {
+                0 => format!("deadbeef{:08x}", rng.below(1 << 30)),
+                1 => format!("abc_DEF/ghi-{}", rng.below(1000)),
+                _ => format!("{:032x}", rng.next_u64()),
+            };
+            let value = if several {
+                let ids = vec![string_value(id()), string_value(id())];
+                array_value(ids)
+            } else {
+                string_value(id())
+            };
+            attribute_indices.push(self.d.attribute(key, value, ""));
         }
         for flag in [
             "pprof.mapping.has_functions",
             "pprof.mapping.has_line_numbers",
         ] {
             if self.chance(50) {
-                attribute_indices.push(self.d.attribute(flag, bool_value(true), ""));
+                let set = self.chance(90);
+                attribute_indices.push(self.d.attribute(flag, bool_value(set), ""));
             }
+        }
+        if self.chance(40) {
+            let count = 1 + self.rng.below(3);
+            attribute_indices.extend(self.attributes(count));
         }
         let start = self.rng.below(1 << 20) as u64 * 4096;
         let filename_strindex = self
@@ -244,6 +269,15 @@ fn random_request(seed: u64, size: usize) -> ExportProfilesServiceRequest {
                     "",
                 ));
             }
+            if g.chance(15) {
+                // pprof has no field for this form: it goes whole into the
+                // reserved string.
+                profile_attributes.push(g.d.attribute(
+                    "pprof.profile.keep_frames",
+                    int_value(3),
+                    "",
+                ));
+            }
             let kinds = [
                 ("samples", "count"),
                 ("cpu", "nanoseconds"),
@@ -282,7 +316,14 @@ fn random_request(seed: u64, size: usize) -> ExportProfilesServiceRequest {
                     duration_nano: 10_000_000_000,
                     period_type,
                     period: 10_000_000,
-                    attribute_indices: profile_attributes.clone(),
+                    attribute_indices: {
+                        let mut attributes = profile_attributes.clone();
+                        if g.chance(40) {
+                            let count = 1 + g.rng.below(3);
+                            attributes.extend(g.attributes(count));
+                        }
+                        attributes
+                    },
                     ..Profile::default()
                 });
             }
@@ -294,7 +335,11 @@ fn random_request(seed: u64, size: usize) -> ExportProfilesServiceRequest {
                     dropped_attributes_count: 0,
                 }),
                 profiles,
-                schema_url: String::new(),
+                schema_url: if g.chance(50) {
+                    format!("https://opentelemetry.io/schemas/1.{}.0", g.rng.below(40))
+                } else {
+                    String::new()
+                },
             });
         }
         let resource = Resource {
@@ -308,7 +353,11 @@ fn random_request(seed: u64, size: usize) -> ExportProfilesServiceRequest {
         resource_profiles.push(ResourceProfiles {
             resource: Some(resource),
             scope_profiles,
-            schema_url: String::new(),
+            schema_url: if g.chance(50) {
+                "https://opentelemetry.io/schemas/1.26.0".to_owned()
+            } else {
+                String::new()
+            },
         });
     }
     ExportProfilesServiceRequest {
@@ -401,5 +450,78 @@ proptest! {
             }
             converter.recycle(reused);
         }
+    }
+}
+
+/// The generated requests reach what only the reserved string carries, and
+/// the pprofs hold it: several build ids of each kind, an htlhash primary
+/// id, location and profile attributes, schema URLs.
+#[test]
+fn the_generator_covers_what_the_reserved_string_must_carry() {
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let request = random_request(seed, 10);
+        let d = request.dictionary.as_ref().unwrap();
+        let key =
+            |a: i32| d.string_table[d.attribute_table[a as usize].key_strindex as usize].as_str();
+        for m in &d.mapping_table {
+            let keys: Vec<&str> = m.attribute_indices.iter().map(|&a| key(a)).collect();
+            if keys.iter().filter(|k| k.contains("build_id")).count() == 3 {
+                seen.insert("three build ids");
+            }
+            if keys == ["process.executable.build_id.htlhash"] {
+                seen.insert("htlhash only");
+            }
+            for &a in &m.attribute_indices {
+                if let Some(any_value::Value::ArrayValue(_)) =
+                    &d.attribute_table[a as usize].value.as_ref().unwrap().value
+                {
+                    if key(a).contains("build_id") {
+                        seen.insert("several ids of one kind");
+                    }
+                }
+            }
+        }
+        if d.location_table.iter().any(|l| {
+            l.attribute_indices
+                .iter()
+                .any(|&a| key(a).starts_with("attr."))
+        }) {
+            seen.insert("location attributes");
+        }
+        let converted = otlp_to_pprof(&request, &ToPprofOptions::default()).unwrap();
+        for out in &converted.profiles {
+            let last = out.profile.string_table.last().unwrap();
+            if last.starts_with("profbridge.otlp.v1:") {
+                seen.insert("reserved string");
+                if last.contains("\"profiles\"") {
+                    seen.insert("profile attributes");
+                }
+                if last.contains("SchemaUrl") {
+                    seen.insert("schema URLs");
+                }
+            }
+            if out
+                .profile
+                .mapping
+                .iter()
+                .any(|m| out.profile.string_table[m.build_id as usize].len() == 32)
+            {
+                seen.insert("an htlhash-looking primary id");
+            }
+        }
+    }
+    let expected = [
+        "three build ids",
+        "htlhash only",
+        "several ids of one kind",
+        "location attributes",
+        "reserved string",
+        "profile attributes",
+        "schema URLs",
+        "an htlhash-looking primary id",
+    ];
+    for what in expected {
+        assert!(seen.contains(what), "never generated: {what}");
     }
 }

@@ -308,6 +308,14 @@ proptest! {
         let back = round_trip(&original);
         validate(&back).unwrap();
         prop_assert_eq!(canonical_diff(&original, &back).unwrap(), None);
+        // A pprof has nothing pprof cannot hold: no reserved string.
+        prop_assert!(
+            back.string_table.iter().all(|s| !s.starts_with("profbridge.otlp.v1:")),
+            "a reserved string was written for a plain pprof"
+        );
+        // And it is its own fixed point: a second trip gives the same bytes.
+        let again = round_trip(&back);
+        prop_assert_eq!(prost::Message::encode_to_vec(&again), prost::Message::encode_to_vec(&back));
     }
 
     /// pprof's hand-written encoder writes exactly prost's bytes.

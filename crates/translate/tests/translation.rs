@@ -357,7 +357,7 @@ fn kernel_frame_type_mapping_flags_and_is_folded_survive_pprof() {
 }
 
 #[test]
-fn htlhash_build_ids_come_back_as_gnu_ones() {
+fn htlhash_build_ids_keep_their_kind() {
     let mut request = request_with_frame_types();
     let d = request.dictionary.as_mut().unwrap();
     let key = d.string_table.len() as i32;
@@ -373,11 +373,21 @@ fn htlhash_build_ids_come_back_as_gnu_ones() {
         pprof.string_table[pprof.mapping[0].build_id as usize],
         "0123abcd"
     );
-    let d = back.dictionary.unwrap();
-    assert!(d.attribute_table.iter().any(|a| {
-        d.string_table[a.key_strindex as usize] == "process.executable.build_id.gnu"
-            && a.value == Some(string_value("0123abcd"))
-    }));
+    // The pprof's reserved string carries the kind.
+    assert!(pprof
+        .string_table
+        .last()
+        .unwrap()
+        .starts_with("profbridge.otlp.v1:"));
+    let d = back.dictionary.as_ref().unwrap();
+    let keys_of_the_id: Vec<&str> = d
+        .attribute_table
+        .iter()
+        .filter(|a| a.value == Some(string_value("0123abcd")))
+        .map(|a| d.string_table[a.key_strindex as usize].as_str())
+        .collect();
+    assert_eq!(keys_of_the_id, ["process.executable.build_id.htlhash"]);
+    assert_eq!(canonicalize(&back), canonicalize(&request));
 }
 
 #[test]

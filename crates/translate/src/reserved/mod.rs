@@ -3,3 +3,4 @@
 pub(crate) mod attr_types;
 pub(crate) mod frame_types;
 pub(crate) mod hex;
+pub(crate) mod otlp_data;

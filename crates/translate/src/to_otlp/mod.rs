@@ -18,7 +18,10 @@ use crate::otlp::{
 };
 pub use labels::LabelError;
 use labels::LabelValue;
+pub(crate) use tables::looks_like_go_build_id;
 use tables::Tables;
+
+use crate::reserved::otlp_data::{self, OtlpData};
 
 /// One pprof profile to convert, with the resource it comes from.
 #[derive(Debug, Clone, Copy)]
@@ -134,7 +137,11 @@ fn convert(
     };
     let mut label_buffer: Vec<(&str, LabelValue<'_>)> = Vec::new();
 
-    let mut tables = Tables::new(p, &text, dictionary);
+    // A reserved string that does not decode is ignored (docs/mapping.md).
+    let data = OtlpData::of_pprof(p)
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let mut tables = Tables::new(p, &text, dictionary, &data);
     let mut converted = Vec::with_capacity(p.sample.len());
     let mut cache = labels::LabelCache::default();
     for (index, sample) in p.sample.iter().enumerate() {
@@ -213,6 +220,11 @@ fn convert(
     let dictionary = tables.into_dictionary();
     let order = sample_type_order(p, &text);
     let profile_attributes = profile_attributes(p, &text, dictionary);
+    let attributes_of_column = |column: Option<usize>, dictionary: &mut DictionaryBuilder| {
+        otlp_data::entry(&data.profiles, column.unwrap_or(0) as u64)
+            .map(|attributes| tables::intern_attributes(dictionary, attributes))
+            .unwrap_or_else(|| profile_attributes.clone())
+    };
     let period_type = p.period_type.map(|vt| ValueType {
         type_strindex: dictionary.string(text(vt.r#type)),
         unit_strindex: dictionary.string(text(vt.unit)),
@@ -266,7 +278,7 @@ fn convert(
                     String::new()
                 },
                 original_payload: payload.map(<[u8]>::to_vec).unwrap_or_default(),
-                attribute_indices: profile_attributes.clone(),
+                attribute_indices: attributes_of_column(column, dictionary),
                 ..Profile::default()
             }
         })
@@ -284,9 +296,9 @@ fn convert(
                 scope_attributes(p, &text, &order),
             )),
             profiles,
-            schema_url: String::new(),
+            schema_url: data.scope_schema_url,
         }],
-        schema_url: String::new(),
+        schema_url: data.resource_schema_url,
     })
 }
 

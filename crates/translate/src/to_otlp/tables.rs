@@ -6,6 +6,7 @@ use profbridge_pprof::{IdIndex, Profile as Pprof};
 use crate::dictionary::DictionaryBuilder;
 use crate::keys::{BUILD_ID_GNU, BUILD_ID_GO, FRAME_TYPE, IS_FOLDED, MAPPING_FLAGS};
 use crate::otlp::{bool_value, string_value, Function, Line, Location, Mapping};
+use crate::reserved::otlp_data::{self, Attribute, OtlpData};
 
 pub(super) struct Tables<'p, 'd, F> {
     p: &'p Pprof,
@@ -19,12 +20,19 @@ pub(super) struct Tables<'p, 'd, F> {
     untyped: Vec<i32>,
     /// ...and with each frame type samples give it, first use first.
     typed: Vec<Vec<(u32, i32)>>,
+    /// The pprof's reserved string.
+    data: &'d OtlpData,
 }
 
 const UNUSED: i32 = -1;
 
 impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
-    pub fn new(p: &'p Pprof, text: &'d F, dictionary: &'d mut DictionaryBuilder) -> Self {
+    pub fn new(
+        p: &'p Pprof,
+        text: &'d F,
+        dictionary: &'d mut DictionaryBuilder,
+        data: &'d OtlpData,
+    ) -> Self {
         Self {
             p,
             text,
@@ -34,6 +42,7 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
             functions: IdIndex::build(p.function.iter().map(|f| f.id)).ok(),
             untyped: vec![UNUSED; p.location.len()],
             typed: vec![Vec::new(); p.location.len()],
+            data,
         }
     }
 
@@ -135,11 +144,14 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
                     column: line.column,
                 })
                 .collect();
-            let folded: Vec<i32> = location
+            let mut folded: Vec<i32> = location
                 .is_folded
                 .then(|| self.dictionary.attribute(IS_FOLDED, bool_value(true), ""))
                 .into_iter()
                 .collect();
+            if let Some(extras) = otlp_data::entry(&self.data.locations, location.id) {
+                folded.extend(intern_attributes(self.dictionary, extras));
+            }
             let base = Location {
                 mapping_index,
                 address: location.address,
@@ -190,7 +202,17 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
         let text = self.text;
         let mut attribute_indices = Vec::new();
         let build_id = text(m.build_id);
-        if !build_id.is_empty() {
+        let flags = [
+            m.has_functions,
+            m.has_filenames,
+            m.has_line_numbers,
+            m.has_inline_frames,
+        ];
+        let entry = otlp_data::entry(&self.data.mappings, m.id)
+            .filter(|entry| otlp_data::mapping_entry_agrees(entry, build_id, flags));
+        if let Some(attributes) = entry {
+            attribute_indices = intern_attributes(self.dictionary, attributes);
+        } else if !build_id.is_empty() {
             let key = if looks_like_go_build_id(build_id) {
                 BUILD_ID_GO
             } else {
@@ -198,15 +220,11 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
             };
             attribute_indices.push(self.dictionary.attribute(key, string_value(build_id), ""));
         }
-        let flags = [
-            m.has_functions,
-            m.has_filenames,
-            m.has_line_numbers,
-            m.has_inline_frames,
-        ];
-        for (key, set) in MAPPING_FLAGS.iter().zip(flags) {
-            if set {
-                attribute_indices.push(self.dictionary.attribute(key, bool_value(true), ""));
+        if entry.is_none() {
+            for (key, set) in MAPPING_FLAGS.iter().zip(flags) {
+                if set {
+                    attribute_indices.push(self.dictionary.attribute(key, bool_value(true), ""));
+                }
             }
         }
         let filename_strindex = self.dictionary.string(text(m.filename));
@@ -265,4 +283,15 @@ pub(crate) fn looks_like_go_build_id(build_id: &str) -> bool {
                 && s.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
+}
+
+/// Attributes of the reserved string as dictionary entries.
+pub(super) fn intern_attributes(
+    dictionary: &mut DictionaryBuilder,
+    attributes: &[Attribute],
+) -> Vec<i32> {
+    attributes
+        .iter()
+        .map(|a| dictionary.attribute(&a.key, a.value.clone(), &a.unit))
+        .collect()
 }

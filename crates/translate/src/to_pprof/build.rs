@@ -11,14 +11,21 @@ use super::rows::{collect_rows, Row, Rows};
 use super::samples::{Samples, SamplesSize};
 use super::{profile_attributes, string_at, ToPprofOptions, UnassembledPprof};
 use crate::keys::{
-    ATTR_TYPES_LABEL, BUILD_ID_GNU, BUILD_ID_GO, BUILD_ID_HTLHASH, COMMENT, DEFAULT_SAMPLE_TYPE,
-    DOC_URL, DROP_FRAMES, FRAME_TYPES_LABEL, KEEP_FRAMES, MAPPING_FLAGS, SAMPLE_TYPE_ORDER,
-    SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
+    ATTR_TYPES_LABEL, COMMENT, DEFAULT_SAMPLE_TYPE, DOC_URL, DROP_FRAMES, FRAME_TYPES_LABEL,
+    KEEP_FRAMES, MAPPING_FLAGS, SAMPLE_TYPE_ORDER, SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
 };
 use crate::otlp::{any_value, resolve_strings, AnyValue, KeyValue, Profile, ProfilesDictionary};
+use crate::reserved::otlp_data::{self, OtlpData};
 use crate::reserved::{attr_types, frame_types, hex};
 pub(super) use buffers::GroupBuffers;
 use tables::Tables;
+
+/// The schema URLs of a group's resource and scope.
+#[derive(Clone, Copy)]
+pub(super) struct SchemaUrls<'a> {
+    pub resource: &'a str,
+    pub scope: &'a str,
+}
 
 /// The pprof of a group, built in `buffers`' memory.
 pub(super) fn pprof_of_group(
@@ -26,10 +33,13 @@ pub(super) fn pprof_of_group(
     dictionary: &ProfilesDictionary,
     scope_attributes: &[KeyValue],
     copied: &[&KeyValue],
+    schema_urls: SchemaUrls<'_>,
     options: &ToPprofOptions,
     buffers: &mut GroupBuffers,
 ) -> UnassembledPprof {
     let mut builder = Builder::new(dictionary, buffers);
+    builder.data.resource_schema_url = schema_urls.resource.to_owned();
+    builder.data.scope_schema_url = schema_urls.scope.to_owned();
     let typed = group.iter().any(|p| p.sample_type.is_some());
     let width = if typed { group.len() } else { 0 };
     let perm = sample_type_order(scope_attributes, width);
@@ -59,6 +69,9 @@ pub(super) fn pprof_of_group(
 
     if let Some(first) = group.first() {
         builder.profile_fields(first);
+    }
+    for &(profile, column) in &columns {
+        builder.profile_data(profile, column.unwrap_or(0));
     }
     let spare_rows = std::mem::take(&mut buffers.rows);
     let mut rows = collect_rows(&columns, width, options.aggregate_timestamps, spare_rows);
@@ -170,6 +183,8 @@ struct Builder<'d> {
     /// The string index of `profile.frame.types`, once a stack has that
     /// label.
     frame_types_key: i64,
+    /// What pprof has no field for, for the reserved string.
+    data: OtlpData,
 }
 
 impl<'d> Builder<'d> {
@@ -202,12 +217,17 @@ impl<'d> Builder<'d> {
             keys: Vec::new(),
             frame_types_text: String::new(),
             frame_types_key: 0,
+            data: OtlpData::default(),
         }
     }
 
     /// The pprof; the working memory goes back to `buffers`.
     fn finish(mut self, buffers: &mut GroupBuffers) -> UnassembledPprof {
         self.out.string_table = self.strings.take_table();
+        if !self.data.is_empty() {
+            self.data.profiles.sort_by_key(|(column, _)| *column);
+            self.out.string_table.push(self.data.encode());
+        }
         buffers.strings = self.strings;
         buffers.interned = self.interned;
         buffers.stacks = self.stacks;
@@ -310,20 +330,10 @@ impl<'d> Builder<'d> {
             filename: self.intern_text(m.filename_strindex),
             ..Mapping::default()
         };
-        let mut build_ids: [Option<String>; 3] = [None, None, None];
-        for &a in &m.attribute_indices {
-            let Some((key, value, _)) = self.attribute(a) else {
-                continue;
-            };
-            let flag = matches!(value.value, Some(any_value::Value::BoolValue(true)));
-            let text = match value.value {
-                Some(any_value::Value::StringValue(s)) => Some(s),
-                _ => None,
-            };
-            match key {
-                BUILD_ID_GNU => build_ids[0] = text,
-                BUILD_ID_GO => build_ids[1] = text,
-                BUILD_ID_HTLHASH => build_ids[2] = text,
+        let attributes = self.resolved_attributes(&m.attribute_indices);
+        for a in &attributes {
+            let flag = matches!(a.value.value, Some(any_value::Value::BoolValue(true)));
+            match a.key.as_str() {
                 k if k == MAPPING_FLAGS[0] => mapping.has_functions = flag,
                 k if k == MAPPING_FLAGS[1] => mapping.has_filenames = flag,
                 k if k == MAPPING_FLAGS[2] => mapping.has_line_numbers = flag,
@@ -331,9 +341,49 @@ impl<'d> Builder<'d> {
                 _ => {}
             }
         }
-        let build_id = build_ids.into_iter().flatten().next().unwrap_or_default();
-        mapping.build_id = self.strings.intern(&build_id);
+        let build_id =
+            otlp_data::primary_build_id(attributes.iter().map(|a| (a.key.as_str(), &a.value)));
+        mapping.build_id = self.strings.intern(build_id);
+        let plain = otlp_data::mapping_is_plain(
+            attributes
+                .iter()
+                .map(|a| (a.key.as_str(), &a.value, a.unit.as_str())),
+        );
+        if !plain {
+            self.data.mappings.push((id, attributes));
+        }
         mapping
+    }
+
+    /// The attributes at `indices`, resolved.
+    fn resolved_attributes(&self, indices: &[i32]) -> Vec<otlp_data::Attribute> {
+        indices
+            .iter()
+            .filter_map(|&a| self.attribute(a))
+            .map(|(key, value, unit)| otlp_data::Attribute {
+                key: key.to_owned(),
+                value,
+                unit: unit.to_owned(),
+            })
+            .collect()
+    }
+
+    /// Keeps the attributes of the group's profile of pprof sample type
+    /// `column` for the reserved string unless pprof fields carry them.
+    fn profile_data(&mut self, profile: &Profile, column: usize) {
+        let column = column as u64;
+        if self.data.profiles.iter().any(|(c, _)| *c == column) {
+            return;
+        }
+        let attributes = self.resolved_attributes(&profile.attribute_indices);
+        let plain = otlp_data::profile_is_plain(
+            attributes
+                .iter()
+                .map(|a| (a.key.as_str(), &a.value, a.unit.as_str())),
+        );
+        if !plain {
+            self.data.profiles.push((column, attributes));
+        }
     }
 
     fn row(&mut self, row: &Row, attributes: &[i32], tables: &Tables, copied: &[&KeyValue]) {

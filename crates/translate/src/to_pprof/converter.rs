@@ -3,7 +3,7 @@
 //! encodings work in, and takes back the pprofs it gave once they are
 //! written.
 
-use super::build::{pprof_of_group, GroupBuffers};
+use super::build::{pprof_of_group, GroupBuffers, SchemaUrls};
 use super::samples::SampleFields;
 use super::{
     group_profiles, resolve_key_values, OtlpToPprof, PprofOutput, ToPprofOptions, UnassembledPprof,
@@ -107,6 +107,10 @@ impl PprofConverter {
                         dictionary,
                         scope_attributes,
                         &copied,
+                        SchemaUrls {
+                            resource: &resource.schema_url,
+                            scope: &scope.schema_url,
+                        },
                         &self.options,
                         &mut self.groups,
                     );
@@ -116,6 +120,8 @@ impl PprofConverter {
                         scope: s,
                         resource_attributes: resource_attributes.clone(),
                         instrumentation_scope: instrumentation_scope.clone(),
+                        resource_schema_url: resource.schema_url.clone(),
+                        scope_schema_url: scope.schema_url.clone(),
                     });
                 }
             }

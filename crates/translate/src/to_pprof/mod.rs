@@ -36,6 +36,10 @@ pub struct PprofOutput<P = Pprof> {
     pub scope: usize,
     pub resource_attributes: Vec<KeyValue>,
     pub instrumentation_scope: Option<InstrumentationScope>,
+    /// The `schema_url` of the `ResourceProfiles` and `ScopeProfiles` (the
+    /// pprof's reserved string carries them too).
+    pub resource_schema_url: String,
+    pub scope_schema_url: String,
 }
 
 #[derive(Debug, Default)]
@@ -103,6 +107,8 @@ impl<P> PprofOutput<P> {
             scope: self.scope,
             resource_attributes: self.resource_attributes,
             instrumentation_scope: self.instrumentation_scope,
+            resource_schema_url: self.resource_schema_url,
+            scope_schema_url: self.scope_schema_url,
         }
     }
 }

@@ -6,11 +6,12 @@ use profbridge_pprof::{Function, Line};
 
 use super::super::rows::Rows;
 use super::super::samples::SamplesSize;
-use super::locations::{LocationContent, LocationsByContent};
+use super::locations::{ExtraAttributes, LocationContent, LocationsByContent};
 use super::Builder;
 use crate::keys::{FRAME_TYPE, IS_FOLDED};
 use crate::otlp::any_value;
 use crate::reserved::frame_types;
+use crate::reserved::otlp_data::location_attribute_is_carried;
 
 /// Per OTLP location index: the pprof location id (0 when the rows do not
 /// reach it) and its frame type, an index into `escaped_frame_types` (the
@@ -74,6 +75,10 @@ pub(in crate::to_pprof) struct Reach {
     mapping_ids: Vec<u32>,
     location_attributes: LocationAttributes,
     by_content: LocationsByContent,
+    /// The attributes pprof does not carry of the location being added...
+    extras: Vec<i32>,
+    /// ...and the lists of them, numbered.
+    extra_lists: ExtraAttributes,
 }
 
 impl Reach {
@@ -87,6 +92,8 @@ impl Reach {
             + (self.function_ids.capacity() + self.mapping_ids.capacity()) * size_of::<u32>()
             + self.location_attributes.0.capacity() * size_of::<Option<LocationAttribute>>()
             + self.by_content.capacity_bytes()
+            + self.extras.capacity() * size_of::<i32>()
+            + self.extra_lists.capacity_bytes()
     }
 }
 
@@ -203,22 +210,27 @@ impl Builder<'_> {
             .location_attributes
             .reset(self.d.attribute_table.len());
         reach.by_content.reset(reach.location_indices.len());
+        reach.extra_lists.reset();
         for &index in &reach.location_indices {
             let Some(l) = otlp_location(index) else {
                 continue;
             };
             let mut is_folded = false;
             let mut frame_type = None;
+            reach.extras.clear();
             for &a in &l.attribute_indices {
                 match reach
                     .location_attributes
                     .get(self, a, &mut tables.escaped_frame_types)
                 {
-                    LocationAttribute::Folded(folded) => is_folded = folded,
+                    LocationAttribute::Folded => is_folded = true,
                     LocationAttribute::FrameType(id) => frame_type = Some(id),
-                    LocationAttribute::Other => {}
+                    LocationAttribute::Other => reach.extras.push(a),
                 }
             }
+            // Locations with different attributes that pprof does not
+            // carry stay apart.
+            let extras = reach.extra_lists.id_of(&reach.extras);
             let location = LocationContent {
                 mapping_id: id_at(&reach.mapping_ids, l.mapping_index),
                 address: l.address,
@@ -228,8 +240,14 @@ impl Builder<'_> {
                     column: line.column,
                 }),
                 is_folded,
+                extras,
             };
+            let known = reach.by_content.len();
             let id = reach.by_content.id_of(location, &mut self.locations);
+            if extras != 0 && reach.by_content.len() > known {
+                let attributes = self.resolved_attributes(&reach.extras);
+                self.data.locations.push((id, attributes));
+            }
             let id = u32::try_from(id).unwrap_or(u32::MAX);
             let index = index as usize;
             if let Some(slot) = tables.locations.get_mut(index) {
@@ -294,7 +312,8 @@ fn id_at(ids: &[u32], index: i32) -> u64 {
 /// What a location attribute means for pprof.
 #[derive(Debug, Clone, Copy)]
 enum LocationAttribute {
-    Folded(bool),
+    /// A true `pprof.location.is_folded`.
+    Folded,
     /// An index into `Tables::escaped_frame_types`.
     FrameType(usize),
     Other,
@@ -322,10 +341,10 @@ impl LocationAttributes {
             return *known;
         }
         let meaning = match builder.attribute(index) {
-            Some((IS_FOLDED, value, _)) => LocationAttribute::Folded(matches!(
-                value.value,
-                Some(any_value::Value::BoolValue(true))
-            )),
+            Some((key, value, unit)) if !location_attribute_is_carried(key, &value, unit) => {
+                LocationAttribute::Other
+            }
+            Some((IS_FOLDED, _, _)) => LocationAttribute::Folded,
             Some((FRAME_TYPE, value, _)) => match value.value {
                 Some(any_value::Value::StringValue(name)) => {
                     let name = frame_types::escape(&name);
