@@ -4,6 +4,7 @@
 pub mod config;
 pub mod exporters;
 mod kept;
+mod net;
 pub mod pipeline;
 pub mod processors;
 pub mod push_v1;

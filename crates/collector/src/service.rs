@@ -286,7 +286,12 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             }
         }
     }
-    let telemetry = serve_telemetry(telemetry_listener, &registry, &mut listening);
+    let telemetry = serve_telemetry(
+        telemetry_listener,
+        &config.service.telemetry.metrics,
+        &registry,
+        &mut listening,
+    );
     Ok(Running {
         listening,
         writing,
@@ -483,6 +488,7 @@ fn helper_config(config: &ExporterConfig) -> ExporterHelperConfig {
 /// receivers listen by now.
 fn serve_telemetry(
     listener: Option<tokio::net::TcpListener>,
+    config: &crate::telemetry::config::MetricsConfig,
     registry: &Arc<Registry>,
     listening: &mut Vec<Endpoint>,
 ) -> Telemetry {
@@ -496,10 +502,11 @@ fn serve_telemetry(
             });
         }
         let (registry, readiness) = (Arc::clone(registry), Arc::clone(&readiness));
+        let config = config.clone();
         tokio::spawn(async move {
             let shutdown = wait_for(stopped);
             if let Err(error) =
-                telemetry_server::serve(listener, registry, readiness, shutdown).await
+                telemetry_server::serve(listener, &config, registry, readiness, shutdown).await
             {
                 tracing::error!(%error, "telemetry server failed");
             }

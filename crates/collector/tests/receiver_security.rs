@@ -730,3 +730,92 @@ async fn unusable_certificates_stop_the_start() {
         .expect("a bad certificate must stop the start");
     assert!(error.to_string().contains("receiver pprof"), "{error}");
 }
+
+/// Holds `count` TCP connections to each of `addresses` that never send
+/// a byte, reopening those the server closed every 2 s (an attacker who
+/// keeps the handshake slots busy), until `stop` is set. Returns how many
+/// connections it opened.
+async fn silent_flood(
+    addresses: Vec<SocketAddr>,
+    count: usize,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> usize {
+    let mut opened = 0;
+    let mut streams = Vec::new();
+    for address in &addresses {
+        for _ in 0..count {
+            streams.push((*address, tokio::net::TcpStream::connect(address).await.ok()));
+            opened += 1;
+        }
+    }
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        for (address, stream) in &mut streams {
+            let closed = match stream {
+                None => true,
+                Some(open) => {
+                    let mut byte = [0u8; 1];
+                    match open.try_read(&mut byte) {
+                        Ok(_) => true,
+                        Err(error) => error.kind() != std::io::ErrorKind::WouldBlock,
+                    }
+                }
+            };
+            if closed {
+                *stream = tokio::net::TcpStream::connect(*address).await.ok();
+                opened += 1;
+            }
+        }
+    }
+    opened
+}
+
+/// Issue 19, case 6: 300 silent connections per listener, reopened as
+/// they are closed, do not keep TLS clients out: a new handshake evicts
+/// the oldest one in progress rather than waiting for a slot (there used
+/// to be 256 slots held for 10 s each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_connections_do_not_keep_tls_clients_out() {
+    let files = Files::new("receiver-tls-flood");
+    let ca = Ca::new("receiver test CA");
+    let ca_file = files.write("ca.pem", &ca.pem);
+    files.install_server(&ca.server());
+    let collector = Collector::start(&tls_block(&files, None, "1m")).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood = tokio::spawn(silent_flood(
+        vec![collector.grpc, collector.http],
+        300,
+        std::sync::Arc::clone(&stop),
+    ));
+    // Let the flood take every slot it can.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for round in 0..3 {
+        // Without eviction a client waited for the silent handshakes to
+        // time out (10 s); the bound is generous beside the milliseconds
+        // a handshake takes.
+        let grpc = tokio::time::timeout(
+            Duration::from_secs(8),
+            grpc_export(
+                format!("https://localhost:{}", collector.grpc.port()),
+                trusting(&ca_file),
+                &[],
+            ),
+        )
+        .await;
+        assert!(matches!(grpc, Ok(Ok(()))), "round {round}: gRPC {grpc:?}");
+        let http = tokio::time::timeout(
+            Duration::from_secs(8),
+            http_export(
+                format!("https://localhost:{}", collector.http.port()),
+                trusting(&ca_file),
+            ),
+        )
+        .await;
+        assert!(matches!(http, Ok(Ok(()))), "round {round}: HTTP {http:?}");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let opened = flood.await.unwrap();
+    assert!(opened >= 600, "{opened}");
+    collector.stop().await;
+}

@@ -891,3 +891,438 @@ fn what_serve_refuses_at_start_validate_refuses_too() {
         }
     }
 }
+
+// ---- hostile clients (issue 19) ----
+
+/// A number from `/proc/PID/status`, in kB (`VmHWM`, `VmRSS`).
+fn proc_status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
+}
+
+/// CPU time the process used so far (user and system), from
+/// `/proc/PID/stat`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name, which is in parentheses: state is
+    // the first, utime the 12th and stime the 13th.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    let output = std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .unwrap();
+    let per_second: u64 = String::from_utf8(output.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    Duration::from_millis(ticks * 1000 / per_second)
+}
+
+/// How long until the server closed `stream` (a read gives EOF or an
+/// error), waiting at most `limit`; `None` when it was still open then.
+fn closed_within(stream: &mut TcpStream, limit: Duration) -> Option<Duration> {
+    let started = std::time::Instant::now();
+    let mut buffer = [0u8; 4096];
+    while started.elapsed() < limit {
+        stream
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        match stream.read(&mut buffer) {
+            Ok(0) => return Some(started.elapsed()),
+            Ok(_) => {}
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return Some(started.elapsed()),
+        }
+    }
+    None
+}
+
+/// An HTTP/1.1 POST that declares `declared` bytes, sends `sent` of them
+/// and stalls: (status, response head, seconds from the head to the
+/// answer).
+fn stalled_post(
+    address: SocketAddr,
+    path: &str,
+    declared: usize,
+    sent: usize,
+) -> (u16, String, f64) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {declared}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let started = std::time::Instant::now();
+    let chunk = vec![0u8; 1 << 16];
+    let mut left = sent;
+    while left > 0 {
+        let part = left.min(chunk.len());
+        if stream.write_all(&chunk[..part]).is_err() {
+            break;
+        }
+        left -= part;
+    }
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(read) => answer.extend_from_slice(&buffer[..read]),
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let head = String::from_utf8_lossy(&answer).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    (status, head, elapsed)
+}
+
+/// A gRPC request body that sends a message prefix declaring `declared`
+/// bytes, then `chunks` MiB of them, and then nothing, ever.
+struct StalledMessage {
+    declared: u32,
+    chunks: usize,
+    sent: usize,
+    chunk: tonic::codegen::Bytes,
+}
+
+impl http_body::Body for StalledMessage {
+    type Data = tonic::codegen::Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = &mut *self;
+        if this.sent == 0 {
+            this.sent = 1;
+            let mut prefix = vec![0u8];
+            prefix.extend(this.declared.to_be_bytes());
+            return std::task::Poll::Ready(Some(Ok(http_body::Frame::data(prefix.into()))));
+        }
+        if this.sent <= this.chunks {
+            this.sent += 1;
+            return std::task::Poll::Ready(Some(Ok(http_body::Frame::data(this.chunk.clone()))));
+        }
+        std::task::Poll::Pending
+    }
+}
+
+/// Opens `streams` Export calls on one connection, each sending most of
+/// its message and stalling: the grpc-status each ends with, and after
+/// how long.
+async fn stalled_grpc_streams(address: SocketAddr, streams: usize) -> Vec<(String, f64)> {
+    use tonic::codegen::Service;
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let chunk = tonic::codegen::Bytes::from(vec![0u8; 1 << 20]);
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..streams {
+        let mut channel = channel.clone();
+        let body = StalledMessage {
+            declared: 16_000_000,
+            chunks: 15,
+            sent: 0,
+            chunk: chunk.clone(),
+        };
+        calls.spawn(async move {
+            let request = tonic::codegen::http::Request::builder()
+                .method("POST")
+                .uri(format!(
+                    "http://{address}/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+                ))
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .body(tonic::body::Body::new(body))
+                .unwrap();
+            let started = std::time::Instant::now();
+            std::future::poll_fn(|cx| channel.poll_ready(cx)).await.unwrap();
+            let response = tokio::time::timeout(Duration::from_secs(60), channel.call(request))
+                .await
+                .expect("the stalled call was never answered")
+                .unwrap();
+            let code = response
+                .headers()
+                .get("grpc-status")
+                .map(|code| code.to_str().unwrap().to_owned())
+                .unwrap_or_default();
+            (code, started.elapsed().as_secs_f64())
+        });
+    }
+    calls.join_all().await
+}
+
+/// Issue 19, case 3: bodies that declare or send most of a large size
+/// and stall are held in the pipeline budget (the process's peak memory
+/// stays near it), refused with retryable answers past it, and ended by
+/// `read_timeout`.
+#[test]
+fn stalled_bodies_stay_inside_the_budget_and_are_timed_out() {
+    const BUDGET_MIB: u64 = 64;
+    const READ_TIMEOUT_SECS: f64 = 4.0;
+    let collector = Collector::start(
+        "serve-stalled",
+        &format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        read_timeout: 4s\n      http:\n        endpoint: 127.0.0.1:0\n        read_timeout: 4s\n\
+             \x20 pprof:\n    endpoint: 127.0.0.1:0\n    read_timeout: 4s\n\
+             exporters:\n  nop:\n\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp, pprof]\n      exporters: [nop]\n      queue:\n        max_bytes: {BUDGET_MIB}MiB\n  telemetry:\n    metrics:\n      address: \"\"\n"
+        ),
+    );
+    let pid = collector.pid();
+    let (http, grpc, pprof) = (
+        collector.http.unwrap(),
+        collector.grpc.unwrap(),
+        collector.address("pprof"),
+    );
+    let before = proc_status_kib(pid, "VmHWM");
+
+    // 40 HTTP requests (a quarter to the pprof receiver) declaring 20 MB
+    // and sending 19 MB.
+    let posts: Vec<_> = (0..40)
+        .map(|i| {
+            let (address, path) = if i % 4 == 0 {
+                (pprof, "/v1/pprof")
+            } else {
+                (http, "/v1development/profiles")
+            };
+            std::thread::spawn(move || stalled_post(address, path, 20_000_000, 19_000_000))
+        })
+        .collect();
+    let answers: Vec<_> = posts.into_iter().map(|p| p.join().unwrap()).collect();
+    let after_http = proc_status_kib(pid, "VmHWM");
+    for (status, head, elapsed) in &answers {
+        assert!(
+            matches!(status, 408 | 503),
+            "a stalled body got {status}: {head}"
+        );
+        if *status == 503 {
+            assert!(head.to_ascii_lowercase().contains("retry-after"), "{head}");
+        }
+        // Ended by read_timeout (counted from when the head was read),
+        // with a wide margin for a loaded machine.
+        assert!(
+            *elapsed < READ_TIMEOUT_SECS + 15.0,
+            "answered after {elapsed:.1}s: {head}"
+        );
+    }
+    assert!(
+        answers.iter().any(|(status, ..)| *status == 408),
+        "{answers:?}"
+    );
+    assert!(
+        answers.iter().any(|(status, ..)| *status == 503),
+        "{answers:?}"
+    );
+
+    // 2 gRPC connections × 20 streams × 15 MB that never finish.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let calls = runtime.block_on(async {
+        let (first, second) = tokio::join!(
+            stalled_grpc_streams(grpc, 20),
+            stalled_grpc_streams(grpc, 20)
+        );
+        first.into_iter().chain(second).collect::<Vec<_>>()
+    });
+    let after = proc_status_kib(pid, "VmHWM");
+    for (code, elapsed) in &calls {
+        // UNAVAILABLE (14) past the budget, DEADLINE_EXCEEDED (4) at
+        // read_timeout.
+        assert!(matches!(code.as_str(), "4" | "14"), "{calls:?}");
+        assert!(*elapsed < READ_TIMEOUT_SECS + 15.0, "{calls:?}");
+    }
+    assert!(calls.iter().any(|(code, _)| code == "4"), "{calls:?}");
+    assert!(calls.iter().any(|(code, _)| code == "14"), "{calls:?}");
+    eprintln!(
+        "VmHWM: {before} kB at start, {after_http} kB after the HTTP bodies, {after} kB after the gRPC streams"
+    );
+    // The budget, plus a margin for buffers, connections and memory the
+    // allocator has not given back yet (about +720 MiB each without the
+    // budget).
+    let margin_kib = 96 * 1024;
+    assert!(
+        after.saturating_sub(before) < BUDGET_MIB * 1024 + margin_kib,
+        "peak memory grew by {} kB",
+        after - before
+    );
+    assert!(collector.terminate().0.success());
+}
+
+/// Issue 19, case 4: connections that send nothing, and heads that never
+/// end, are closed within their timeouts, on every listener.
+#[test]
+fn idle_connections_and_unfinished_heads_are_closed() {
+    let collector = Collector::start(
+        "serve-idle",
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        keepalive:\n          max_connection_idle: 1s\n      http:\n        endpoint: 127.0.0.1:0\n        idle_timeout: 1s\n        read_header_timeout: 1s\n\
+         \x20 pprof:\n    endpoint: 127.0.0.1:0\n    idle_timeout: 1s\n\
+         exporters:\n  nop:\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp, pprof]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: 127.0.0.1:0\n      idle_timeout: 1s\n      read_header_timeout: 1s\n",
+    );
+    let margin = Duration::from_secs(5);
+    let listeners = [
+        ("gRPC", collector.grpc.unwrap()),
+        ("HTTP", collector.http.unwrap()),
+        ("pprof", collector.address("pprof")),
+        ("telemetry", collector.telemetry.unwrap()),
+    ];
+    let silent: Vec<_> = listeners
+        .iter()
+        .map(|(what, address)| (*what, TcpStream::connect(address).unwrap()))
+        .collect();
+    // Half a head, then silence.
+    let mut half_head = TcpStream::connect(collector.http.unwrap()).unwrap();
+    half_head
+        .write_all(b"POST /v1development/profiles HTTP/1.1\r\nHost: x\r\nContent-Ty")
+        .unwrap();
+    let closes: Vec<_> = silent
+        .into_iter()
+        .map(|(what, mut stream)| {
+            std::thread::spawn(move || {
+                (
+                    what,
+                    closed_within(&mut stream, Duration::from_secs(1) + margin),
+                )
+            })
+        })
+        .collect();
+    for close in closes {
+        let (what, closed) = close.join().unwrap();
+        let closed = closed.unwrap_or_else(|| panic!("an idle {what} connection stayed open"));
+        assert!(
+            closed >= Duration::from_millis(500),
+            "{what}: closed after {closed:?}"
+        );
+    }
+    assert!(closed_within(&mut half_head, Duration::from_secs(1) + margin).is_some());
+
+    // A head sent a byte every 250 ms is never idle, but must still end
+    // within read_header_timeout.
+    let mut trickle = TcpStream::connect(collector.http.unwrap()).unwrap();
+    trickle
+        .write_all(b"POST /v1development/profiles HTTP/1.1\r\n")
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut closed = false;
+    while started.elapsed() < Duration::from_secs(1) + margin {
+        if trickle.write_all(b"X").is_err()
+            || closed_within(&mut trickle, Duration::from_millis(250)).is_some()
+        {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "a head trickling in was never timed out");
+
+    // Working clients are still served.
+    let (status, _) = get(collector.telemetry.unwrap(), "/health");
+    assert_eq!(status, 200);
+    assert!(collector.terminate().0.success());
+}
+
+/// A GET over plain HTTP/1.1, the connection closed after it: (status,
+/// body).
+fn get(address: SocketAddr, path: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    (status, text)
+}
+
+/// Issue 19, cases 4 and 5: more idle connections than the process has
+/// file descriptors. The accept loops back off instead of spinning, and
+/// once the idle connections time out, clients are served again.
+#[test]
+fn out_of_file_descriptors_the_collector_waits_and_recovers() {
+    let collector = Collector::start_with_open_files(
+        "serve-nofile",
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        keepalive:\n          max_connection_idle: 3s\n      http:\n        endpoint: 127.0.0.1:0\n        idle_timeout: 3s\n\
+         exporters:\n  nop:\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: 127.0.0.1:0\n      idle_timeout: 3s\n",
+        64,
+    );
+    let pid = collector.pid();
+    let open = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count();
+    assert!(open < 40, "{open} descriptors open at start");
+    let targets = [
+        collector.grpc.unwrap(),
+        collector.http.unwrap(),
+        collector.telemetry.unwrap(),
+    ];
+    // 180 connections: the kernel completes them (the listen backlog),
+    // the collector can accept only some.
+    let idle: Vec<TcpStream> = (0..180)
+        .map(|i| TcpStream::connect(targets[i % 3]).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (cpu_before, wall) = (cpu_time(pid), std::time::Instant::now());
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu_time(pid).saturating_sub(cpu_before);
+    let fraction = used.as_secs_f64() / wall.elapsed().as_secs_f64();
+    eprintln!(
+        "CPU while out of descriptors: {used:?} ({:.0}% of a core)",
+        fraction * 100.0
+    );
+    // Spinning on accept took about 1.2 cores.
+    assert!(fraction < 0.25, "{fraction:.2} of a core with no traffic");
+
+    // The idle connections time out (3 s each, a few rounds as the
+    // backlog is accepted); then health checks and exports get through.
+    let started = std::time::Instant::now();
+    loop {
+        let health = std::panic::catch_unwind(|| get(targets[2], "/health"));
+        let request = small_request(1, 0);
+        let export = std::panic::catch_unwind(|| raw_post(targets[1], &request));
+        if matches!(health, Ok((200, _))) && matches!(export, Ok((200, _))) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "never served again: {health:?}, {export:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    drop(idle);
+    assert!(collector.terminate().0.success());
+}

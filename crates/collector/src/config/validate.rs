@@ -135,6 +135,7 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
                 }
                 let mut found = Vec::new();
                 if let Some(grpc) = &otlp.protocols.grpc {
+                    found.extend(prefixed("protocols.grpc", grpc.problems()));
                     found.extend(prefixed(
                         "protocols.grpc",
                         crate::tls::config::security_problems(
@@ -144,6 +145,7 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
                     ));
                 }
                 if let Some(http) = &otlp.protocols.http {
+                    found.extend(prefixed("protocols.http", http.problems()));
                     found.extend(prefixed(
                         "protocols.http",
                         crate::tls::config::security_problems(
@@ -231,6 +233,15 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
         for problem in processor.problems() {
             problems.push(Problem::new(
                 format!("processors.{id}.{}", problem.path),
+                problem.message,
+            ));
+        }
+    }
+    let metrics = &config.service.telemetry.metrics;
+    if !metrics.address.is_empty() {
+        for problem in metrics.problems() {
+            problems.push(Problem::new(
+                format!("service.telemetry.metrics.{}", problem.path),
                 problem.message,
             ));
         }

@@ -1,5 +1,8 @@
 use serde::Deserialize;
 
+use crate::config::units::Duration;
+use crate::processors::OptionProblem;
+
 /// `service: telemetry:`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -14,12 +17,56 @@ pub struct MetricsConfig {
     /// host:port of the Prometheus /metrics, /health and /ready endpoint;
     /// empty turns it off.
     pub address: String,
+    /// How long a request's head may take to arrive.
+    pub read_header_timeout: Duration,
+    /// A connection on which no byte moved either way for this long is
+    /// closed.
+    pub idle_timeout: Duration,
+    /// Connections open at once; at the cap, accepting waits until one
+    /// closes.
+    pub max_connections: u32,
+}
+
+impl MetricsConfig {
+    pub(crate) fn connection_limits(&self) -> crate::net::ConnectionLimits {
+        crate::net::ConnectionLimits {
+            max_connections: crate::net::count(self.max_connections),
+            idle_timeout: self.idle_timeout.0,
+        }
+    }
+
+    pub(crate) fn http_limits(&self) -> crate::net::HttpLimits {
+        crate::net::HttpLimits {
+            read_header_timeout: self.read_header_timeout.0,
+            max_concurrent_streams: 16,
+        }
+    }
+
+    /// Every problem in the connection options.
+    pub fn problems(&self) -> Vec<OptionProblem> {
+        let mut problems = Vec::new();
+        for (path, value) in [
+            ("read_header_timeout", self.read_header_timeout),
+            ("idle_timeout", self.idle_timeout),
+        ] {
+            if value.0.is_zero() {
+                problems.push(OptionProblem::new(path, "must be more than 0"));
+            }
+        }
+        if self.max_connections == 0 {
+            problems.push(OptionProblem::new("max_connections", "must be more than 0"));
+        }
+        problems
+    }
 }
 
 impl Default for MetricsConfig {
     fn default() -> Self {
         Self {
             address: "127.0.0.1:8888".to_owned(),
+            read_header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 64,
         }
     }
 }

@@ -24,6 +24,11 @@ pub struct ServerTlsConfig {
     /// How often, at most, the files' modification times are checked on
     /// new connections; changed files are loaded again. 0 never reloads.
     pub reload_interval: Duration,
+    /// How long a client gets to finish its TLS handshake.
+    pub handshake_timeout: Duration,
+    /// Handshakes in progress at once on the listener; past this, a new
+    /// connection evicts the oldest handshake in progress.
+    pub max_concurrent_handshakes: u32,
 }
 
 impl Default for ServerTlsConfig {
@@ -33,6 +38,8 @@ impl Default for ServerTlsConfig {
             key_file: None,
             client_ca_file: None,
             reload_interval: Duration::from_secs(60),
+            handshake_timeout: Duration::from_secs(5),
+            max_concurrent_handshakes: 64,
         }
     }
 }
@@ -64,6 +71,18 @@ impl ServerTlsConfig {
             if let Some(problem) = path.as_deref().and_then(file_problem) {
                 problems.push(OptionProblem::new(format!("{prefix}.{option}"), problem));
             }
+        }
+        if self.handshake_timeout.0.is_zero() {
+            problems.push(OptionProblem::new(
+                format!("{prefix}.handshake_timeout"),
+                "must be more than 0",
+            ));
+        }
+        if self.max_concurrent_handshakes == 0 {
+            problems.push(OptionProblem::new(
+                format!("{prefix}.max_concurrent_handshakes"),
+                "must be more than 0",
+            ));
         }
         problems
     }

@@ -4,12 +4,10 @@
 
 mod auth;
 pub mod config;
-mod listener;
 mod reload;
 mod server;
 
 pub(crate) use auth::{protect_router, refused as refused_unauthenticated, BearerAuth};
-pub(crate) use listener::TlsIncoming;
 pub use server::Alpn;
 pub(crate) use server::ReloadingAcceptor;
 
@@ -22,6 +20,8 @@ use self::config::{AuthConfig, ServerTlsConfig};
 pub struct Security {
     pub(crate) tls: Option<Arc<ReloadingAcceptor>>,
     pub(crate) auth: Option<BearerAuth>,
+    /// How TLS handshakes are limited (unused without TLS).
+    pub(crate) handshakes: crate::net::HandshakeLimits,
 }
 
 impl Security {
@@ -32,6 +32,7 @@ impl Security {
         auth: Option<&AuthConfig>,
         alpn: Alpn,
     ) -> Result<Self, String> {
+        let tls_config = tls;
         let tls = tls
             .map(|tls| ReloadingAcceptor::new(tls, alpn).map(Arc::new))
             .transpose()
@@ -40,7 +41,18 @@ impl Security {
             .map(BearerAuth::new)
             .transpose()
             .map_err(|error| format!("auth: {error}"))?;
-        Ok(Self { tls, auth })
+        let handshakes = tls_config.map_or_else(crate::net::HandshakeLimits::default, |tls| {
+            crate::net::HandshakeLimits {
+                timeout: tls.handshake_timeout.0,
+                max_in_progress: usize::try_from(tls.max_concurrent_handshakes)
+                    .unwrap_or(usize::MAX),
+            }
+        });
+        Ok(Self {
+            tls,
+            auth,
+            handshakes,
+        })
     }
 
     pub fn uses_tls(&self) -> bool {

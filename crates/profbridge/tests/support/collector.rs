@@ -78,7 +78,27 @@ impl Collector {
         Self::spawn(dir, false)
     }
 
+    /// [`Self::start`] under a limit of `open_files` file descriptors
+    /// (RLIMIT_NOFILE, set by util-linux's `prlimit`, which then execs
+    /// the collector: the process keeps its id).
+    pub fn start_with_open_files(label: &str, config: &str, open_files: u64) -> Self {
+        let dir = TempDir::new(label);
+        let data = dir.path().join("data");
+        let path = dir.path().join("profbridge.yaml");
+        std::fs::write(&path, config.replace("{data}", data.to_str().unwrap())).unwrap();
+        Self::spawn_with(dir, false, Some(open_files))
+    }
+
+    /// The collector's process id, for /proc/PID.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
     fn spawn(dir: TempDir, log_to_file: bool) -> Self {
+        Self::spawn_with(dir, log_to_file, None)
+    }
+
+    fn spawn_with(dir: TempDir, log_to_file: bool, open_files: Option<u64>) -> Self {
         let data = dir.path().join("data");
         let path = dir.path().join("profbridge.yaml");
         let stderr = if log_to_file {
@@ -91,8 +111,18 @@ impl Collector {
         } else {
             Stdio::inherit()
         };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_profbridge"))
-            .args(["serve", "--config", path.to_str().unwrap()])
+        let binary = env!("CARGO_BIN_EXE_profbridge");
+        let serve = ["serve", "--config", path.to_str().unwrap()];
+        let mut command = match open_files {
+            None => Command::new(binary),
+            Some(limit) => {
+                let mut command = Command::new("prlimit");
+                command.arg(format!("--nofile={limit}:{limit}")).arg(binary);
+                command
+            }
+        };
+        let mut child = command
+            .args(serve)
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()

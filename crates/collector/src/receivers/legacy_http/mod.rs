@@ -19,7 +19,9 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 pub(crate) use reply::Failure;
 
 use super::handoff::{hand_over, parse_estimate};
-use super::otlp::{admit, settle, Decision, Outcome};
+use super::otlp::http::declared_length;
+use super::otlp::{drain, read_admitted, settle, BodyBudget, BodyError, Decision, Outcome};
+use crate::net::{ConnectionLimits, HttpLimits};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{protect_router, Security};
@@ -31,6 +33,10 @@ pub(crate) struct Intake {
     /// Labelled with the receiver id and transport `http`.
     pub metrics: ReceiverMetrics,
     pub max_body: usize,
+    /// How long a body may take to arrive.
+    pub read_timeout: std::time::Duration,
+    /// The listener's connection and HTTP limits.
+    pub limits: (ConnectionLimits, HttpLimits),
 }
 
 impl Intake {
@@ -70,13 +76,39 @@ impl Intake {
             Ok(encoding) => encoding,
             Err(failure) => return self.refused(failure),
         };
-        // The limit holds while the body streams in: nothing past it is buffered.
-        let Ok(bytes) = axum::body::to_bytes(body, self.max_body).await else {
-            return self.refused(Failure::TooLarge(format!(
-                "the body is larger than max_request_body_size ({} bytes)",
-                self.max_body
-            )));
+        // The limit holds while the body streams in: nothing past it is
+        // buffered, and what is buffered is held in the pipelines' budgets.
+        let mut body = body;
+        let deadline = tokio::time::Instant::now() + self.read_timeout;
+        let budget = BodyBudget {
+            pipelines: &self.pipelines,
+            metrics: &self.metrics,
+            limit: self.max_body,
+            deadline,
+            timeout: self.read_timeout,
         };
+        let (bytes, mut admission) =
+            match read_admitted(&mut body, declared_length(headers), &budget).await {
+                Ok(read) => read,
+                Err(BodyError::TooLarge { .. }) => {
+                    return self.refused(Failure::TooLarge(format!(
+                        "the body is larger than max_request_body_size ({} bytes)",
+                        self.max_body
+                    )))
+                }
+                Err(BodyError::Unavailable) => {
+                    // Counted by the admission; the rest is read and
+                    // dropped so that the client gets the answer.
+                    drain(&mut body, self.max_body, deadline).await;
+                    return Handled::Reached(Outcome::Unavailable, None);
+                }
+                Err(error @ BodyError::TimedOut(_)) => {
+                    return self.refused(Failure::TimedOut(format!("{error} (read_timeout)")))
+                }
+                Err(error @ BodyError::Failed(_)) => {
+                    return self.refused(Failure::BadRequest(error.to_string()))
+                }
+            };
         let (pipelines, metrics, max_body) = (
             Arc::clone(&self.pipelines),
             self.metrics.clone(),
@@ -85,9 +117,11 @@ impl Intake {
         let handled = tokio::task::spawn_blocking(move || {
             let raw = body::decode_body(encoding, &bytes, max_body)?;
             drop(bytes);
-            let Some(admission) = admit(&pipelines, parse_estimate(raw.len()), &metrics) else {
+            // The body's bytes are held already; this grows the hold to
+            // what parsing needs.
+            if !admission.cover_in(&pipelines, parse_estimate(raw.len()), &metrics) {
                 return Ok((Decision::done(Outcome::Unavailable), None));
-            };
+            }
             let (request, extra) = convert(raw)?;
             Ok((
                 hand_over(request, &pipelines, &metrics, admission),
@@ -162,7 +196,7 @@ pub(crate) async fn serve_routes(
     security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let (metrics, max_body) = (intake.metrics.clone(), intake.max_body);
+    let (metrics, max_body, limits) = (intake.metrics.clone(), intake.max_body, intake.limits);
     let router = routes
         .into_iter()
         .fold(Router::new(), |router, (path, handler)| {
@@ -170,5 +204,5 @@ pub(crate) async fn serve_routes(
         })
         .with_state(intake);
     let router = protect_router(router, security.auth.clone(), metrics, max_body);
-    super::otlp::http::serve_router(listener, router, security, shutdown).await
+    super::otlp::http::serve_router(listener, router, security, limits, shutdown).await
 }

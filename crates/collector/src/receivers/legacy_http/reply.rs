@@ -17,6 +17,8 @@ pub(crate) enum Failure {
     TooLarge(String),
     /// 415: a Content-Encoding we do not decode.
     UnsupportedEncoding(String),
+    /// 408: the body did not arrive within read_timeout.
+    TimedOut(String),
 }
 
 impl Failure {
@@ -24,7 +26,8 @@ impl Failure {
         match self {
             Self::BadRequest(message)
             | Self::TooLarge(message)
-            | Self::UnsupportedEncoding(message) => message,
+            | Self::UnsupportedEncoding(message)
+            | Self::TimedOut(message) => message,
         }
     }
 
@@ -57,8 +60,16 @@ impl Failure {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedEncoding(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::TimedOut(_) => StatusCode::REQUEST_TIMEOUT,
         };
-        text(status, self.message())
+        let mut response = text(status, self.message());
+        if matches!(self, Self::TimedOut(_)) {
+            // The rest of the body never came: the connection cannot be reused.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
     }
 }
 

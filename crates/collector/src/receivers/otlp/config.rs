@@ -1,7 +1,17 @@
 use serde::Deserialize;
 
 use crate::config::units::{ByteSize, Duration};
+use crate::processors::OptionProblem;
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
+
+/// Connections a receiver's listener holds at once, by default.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+/// How long a request's head may take (confighttp's default).
+pub const DEFAULT_READ_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a request's body may take, by default.
+pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long an HTTP connection may stay silent (confighttp's default).
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// `receivers: otlp: protocols: {grpc, http}`. A protocol left out is off.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -27,6 +37,12 @@ pub struct GrpcConfig {
     pub max_recv_msg_size_mib: u64,
     /// Concurrent HTTP/2 streams per connection.
     pub max_concurrent_streams: u32,
+    /// Connections open at once; at the cap, accepting waits until one
+    /// closes.
+    pub max_connections: u32,
+    /// How long a request's message may take to arrive, from when its
+    /// headers were read (or the client's `grpc-timeout`, if shorter).
+    pub read_timeout: Duration,
     pub keepalive: Keepalive,
     /// Server TLS; plaintext when absent.
     pub tls: Option<Box<ServerTlsConfig>>,
@@ -40,6 +56,8 @@ impl Default for GrpcConfig {
             endpoint: "127.0.0.1:4317".to_owned(),
             max_recv_msg_size_mib: 16,
             max_concurrent_streams: 100,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            read_timeout: DEFAULT_READ_TIMEOUT,
             keepalive: Keepalive::default(),
             tls: None,
             auth: None,
@@ -54,6 +72,9 @@ pub struct Keepalive {
     pub time: Duration,
     /// How long it waits for the ping's answer.
     pub timeout: Duration,
+    /// A connection on which no byte moved either way for this long is
+    /// closed (grpc-go's keepalive server parameter of this name).
+    pub max_connection_idle: Duration,
 }
 
 impl Default for Keepalive {
@@ -61,6 +82,7 @@ impl Default for Keepalive {
         Self {
             time: Duration::from_secs(120),
             timeout: Duration::from_secs(20),
+            max_connection_idle: Duration::from_secs(180),
         }
     }
 }
@@ -74,10 +96,101 @@ pub struct HttpConfig {
     pub profiles_url_path: String,
     /// Largest accepted body, both as sent and after decompression.
     pub max_request_body_size: ByteSize,
+    /// How long a request's head may take to arrive.
+    pub read_header_timeout: Duration,
+    /// How long a request's body may take to arrive, from when its head
+    /// was read.
+    pub read_timeout: Duration,
+    /// A connection on which no byte moved either way for this long is
+    /// closed.
+    pub idle_timeout: Duration,
+    /// Connections open at once; at the cap, accepting waits until one
+    /// closes.
+    pub max_connections: u32,
     /// Server TLS; plaintext when absent.
     pub tls: Option<Box<ServerTlsConfig>>,
     /// Bearer-token authentication; none when absent.
     pub auth: Option<Box<AuthConfig>>,
+}
+
+impl GrpcConfig {
+    pub(crate) fn connection_limits(&self) -> crate::net::ConnectionLimits {
+        crate::net::ConnectionLimits {
+            max_connections: crate::net::count(self.max_connections),
+            idle_timeout: self.keepalive.max_connection_idle.0,
+        }
+    }
+
+    /// Every problem in the connection options.
+    pub fn problems(&self) -> Vec<OptionProblem> {
+        let mut problems = Vec::new();
+        positive_count(
+            &mut problems,
+            "max_concurrent_streams",
+            self.max_concurrent_streams,
+        );
+        positive_count(&mut problems, "max_connections", self.max_connections);
+        positive_duration(&mut problems, "read_timeout", self.read_timeout);
+        positive_duration(
+            &mut problems,
+            "keepalive.max_connection_idle",
+            self.keepalive.max_connection_idle,
+        );
+        problems
+    }
+}
+
+impl HttpConfig {
+    pub(crate) fn connection_limits(&self) -> crate::net::ConnectionLimits {
+        crate::net::ConnectionLimits {
+            max_connections: crate::net::count(self.max_connections),
+            idle_timeout: self.idle_timeout.0,
+        }
+    }
+
+    pub(crate) fn http_limits(&self) -> crate::net::HttpLimits {
+        crate::net::HttpLimits {
+            read_header_timeout: self.read_header_timeout.0,
+            max_concurrent_streams: 100,
+        }
+    }
+
+    /// Every problem in the connection options.
+    pub fn problems(&self) -> Vec<OptionProblem> {
+        http_listener_problems(
+            self.read_header_timeout,
+            self.read_timeout,
+            self.idle_timeout,
+            self.max_connections,
+        )
+    }
+}
+
+/// The problems in an HTTP listener's connection options.
+pub(crate) fn http_listener_problems(
+    read_header_timeout: Duration,
+    read_timeout: Duration,
+    idle_timeout: Duration,
+    max_connections: u32,
+) -> Vec<OptionProblem> {
+    let mut problems = Vec::new();
+    positive_duration(&mut problems, "read_header_timeout", read_header_timeout);
+    positive_duration(&mut problems, "read_timeout", read_timeout);
+    positive_duration(&mut problems, "idle_timeout", idle_timeout);
+    positive_count(&mut problems, "max_connections", max_connections);
+    problems
+}
+
+fn positive_duration(problems: &mut Vec<OptionProblem>, path: &str, value: Duration) {
+    if value.0.is_zero() {
+        problems.push(OptionProblem::new(path, "must be more than 0"));
+    }
+}
+
+fn positive_count(problems: &mut Vec<OptionProblem>, path: &str, value: u32) {
+    if value == 0 {
+        problems.push(OptionProblem::new(path, "must be more than 0"));
+    }
 }
 
 impl Default for HttpConfig {
@@ -86,6 +199,10 @@ impl Default for HttpConfig {
             endpoint: "127.0.0.1:4318".to_owned(),
             profiles_url_path: "/v1development/profiles".to_owned(),
             max_request_body_size: ByteSize(20 << 20),
+            read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             tls: None,
             auth: None,
         }

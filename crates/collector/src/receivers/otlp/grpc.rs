@@ -14,19 +14,21 @@ use tonic::Status;
 use profbridge_translate::decode_request_reusing;
 use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesServiceResponse};
 
+use super::admitted_body::{read_admitted, BodyBudget, BodyError};
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::GrpcConfig;
 use super::decompressed::DecompressedBuffers;
 use super::grpc_unary::{
-    parse_unary, read_body, reply, request_compression, FrameError, PREFIX_LEN,
+    grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
 };
 use super::intake::{
-    admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
+    any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
 use super::retry_info;
+use crate::net::Incoming;
 use crate::pipeline::{spare_request, PipelineHandle};
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
-use crate::tls::{BearerAuth, Security, TlsIncoming};
+use crate::tls::{BearerAuth, Security};
 
 /// How long clients are told to wait before retrying a refused request.
 pub const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -42,6 +44,8 @@ struct ExportServer {
     /// When set, requests without the right bearer token are UNAUTHENTICATED.
     auth: Option<BearerAuth>,
     buffers: Arc<DecompressedBuffers>,
+    /// How long a request's message may take to arrive.
+    read_timeout: Duration,
 }
 
 const SERVICE_NAME: &str = "opentelemetry.proto.collector.profiles.v1development.ProfilesService";
@@ -87,10 +91,14 @@ where
             self.metrics.refused_request(RefusedReason::Unavailable);
             return answer(unavailable());
         }
+        // The client's deadline, when it is sooner than ours.
+        let timeout = grpc_timeout(request.headers())
+            .map_or(self.read_timeout, |client| client.min(self.read_timeout));
+        let declared = super::http::declared_length(request.headers());
         let server = self.clone();
         Box::pin(async move {
             Ok(server
-                .export(encoding, request.into_body())
+                .export(encoding, request.into_body(), declared, timeout)
                 .await
                 .unwrap_or_else(Status::into_http))
         })
@@ -102,35 +110,74 @@ fn answer(status: Status) -> BoxFuture<GrpcResponse, Infallible> {
 }
 
 impl ExportServer {
-    async fn export<B>(self, encoding: Compression, body: B) -> Result<GrpcResponse, Status>
+    async fn export<B>(
+        self,
+        encoding: Compression,
+        body: B,
+        declared: Option<u64>,
+        timeout: Duration,
+    ) -> Result<GrpcResponse, Status>
     where
         B: Body<Data = Bytes>,
         B::Error: Into<StdError>,
     {
-        let body = read_body(body, self.max_message.saturating_add(PREFIX_LEN))
-            .await
-            .map_err(|status| self.undecodable(status))?;
+        let limit = self.max_message.saturating_add(PREFIX_LEN);
+        let budget = BodyBudget {
+            pipelines: &self.pipelines,
+            metrics: &self.metrics,
+            limit,
+            deadline: tokio::time::Instant::now() + timeout,
+            timeout,
+        };
+        let mut body = Box::pin(body);
+        let (body, admission) = match read_admitted(&mut body, declared, &budget).await {
+            Ok(read) => read,
+            Err(BodyError::TooLarge { .. }) => {
+                return Err(self.undecodable(Status::resource_exhausted(format!(
+                    "the request is larger than the limit of {limit} bytes (max_recv_msg_size_mib)"
+                ))))
+            }
+            // Counted by the admission.
+            Err(BodyError::Unavailable) => return Err(unavailable()),
+            // What grpc-go answers for a call whose deadline passes.
+            Err(error @ BodyError::TimedOut(_)) => {
+                return Err(self.undecodable(Status::deadline_exceeded(format!(
+                    "{error} (read_timeout, or the call's grpc-timeout)"
+                ))))
+            }
+            Err(error @ BodyError::Failed(_)) => {
+                return Err(self.undecodable(Status::cancelled(error.to_string())))
+            }
+        };
         let (compression, message) = parse_unary(body, encoding)
             .map_err(|error| self.undecodable(frame_status(&error, self.max_message)))?;
         let server = self.clone();
-        let decision = tokio::task::spawn_blocking(move || server.receive(compression, message))
-            .await
-            .map_err(|error| Status::internal(format!("intake failed: {error}")))??;
+        let decision =
+            tokio::task::spawn_blocking(move || server.receive(compression, message, admission))
+                .await
+                .map_err(|error| Status::internal(format!("intake failed: {error}")))??;
         let response = respond(settle(decision, &self.metrics).await)?;
         Ok(reply(&response))
     }
 
     /// Admits the request on an estimate of its decompressed size, then
     /// decompresses, decodes and queues it: blocking work.
-    fn receive(&self, compression: Compression, message: Bytes) -> Result<Decision, Status> {
+    fn receive(
+        &self,
+        compression: Compression,
+        message: Bytes,
+        mut admission: Admission,
+    ) -> Result<Decision, Status> {
         let estimate = decompressed_size_estimate(compression, &message, self.max_message);
-        let Some(mut admission) = admit(
+        // The message's own bytes are held already; this grows the hold
+        // to what decoding needs.
+        if !admission.cover_in(
             &self.pipelines,
             estimate.saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE),
             &self.metrics,
-        ) else {
+        ) {
             return Ok(Decision::done(Outcome::Unavailable));
-        };
+        }
         let raw =
             decompress(compression, message, self.max_message, &self.buffers).map_err(|error| {
                 self.undecodable(match error {
@@ -238,31 +285,22 @@ pub async fn serve(
         max_message,
         auth: security.auth,
         buffers: Arc::default(),
+        read_timeout: config.read_timeout.0,
     };
+    let tls = security.tls.map(|acceptor| (acceptor, security.handshakes));
+    // TLS is accepted here rather than by tonic, so that changed
+    // certificate files apply to new connections; plain or TLS, the one
+    // accept loop backs off on errors, caps the connections, sets
+    // TCP_NODELAY and closes idle connections.
+    let incoming = Incoming::new(listener, config.connection_limits(), tls);
     let router = tonic::transport::Server::builder()
         .max_concurrent_streams(config.max_concurrent_streams)
         .http2_keepalive_interval(Some(config.keepalive.time.0))
         .http2_keepalive_timeout(Some(config.keepalive.timeout.0))
         .add_service(service);
-    match security.tls {
-        // TLS is accepted here rather than by tonic, so that changed
-        // certificate files apply to new connections.
-        Some(acceptor) => {
-            router
-                .serve_with_incoming_shutdown(TlsIncoming::new(listener, acceptor), shutdown)
-                .await
-        }
-        None => {
-            router
-                .serve_with_incoming_shutdown(
-                    // Without TCP_NODELAY, a reply written in pieces waits for the
-                    // client's delayed ACK (40 ms on Linux).
-                    tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true)),
-                    shutdown,
-                )
-                .await
-        }
-    }
+    router
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await
 }
 
 pub fn local_addr(listener: &tokio::net::TcpListener) -> Option<SocketAddr> {

@@ -4,10 +4,9 @@
 //! ends with `grpc-status: 0` in the trailers.
 
 use bytes::{BufMut, Bytes};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use tonic::codegen::http::header::{HeaderMap, HeaderValue, CONTENT_TYPE};
 use tonic::codegen::http::Response;
-use tonic::codegen::{Body, StdError};
 use tonic::Status;
 
 use super::compression::Compression;
@@ -57,22 +56,25 @@ pub fn request_compression(headers: &HeaderMap) -> Result<Compression, Status> {
     }
 }
 
-/// Reads a request body of at most `limit` bytes; RESOURCE_EXHAUSTED past
-/// that, without reading the rest.
-pub async fn read_body<B>(body: B, limit: usize) -> Result<Bytes, Status>
-where
-    B: Body<Data = Bytes>,
-    B::Error: Into<StdError>,
-{
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<http_body_util::LengthLimitError>() => {
-            Err(Status::resource_exhausted(format!(
-                "the request is larger than the limit of {limit} bytes (max_recv_msg_size_mib)"
-            )))
-        }
-        Err(error) => Err(Status::from_error(error)),
+/// The call's deadline from its `grpc-timeout` header (digits and a
+/// unit: H, M, S, m, u, n), when it has a valid one.
+pub fn grpc_timeout(headers: &HeaderMap) -> Option<std::time::Duration> {
+    let value = headers.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = value.split_at_checked(value.len().checked_sub(1)?)?;
+    if digits.is_empty() || digits.len() > 8 {
+        return None;
     }
+    let amount: u64 = digits.parse().ok()?;
+    use std::time::Duration;
+    Some(match unit {
+        "H" => Duration::from_secs(amount.saturating_mul(3600)),
+        "M" => Duration::from_secs(amount.saturating_mul(60)),
+        "S" => Duration::from_secs(amount),
+        "m" => Duration::from_millis(amount),
+        "u" => Duration::from_micros(amount),
+        "n" => Duration::from_nanos(amount),
+        _ => return None,
+    })
 }
 
 /// The one message in a request body, and how it is compressed: as the
@@ -227,13 +229,23 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn a_body_past_the_limit_is_resource_exhausted() {
-        let body = Full::new(Bytes::from_static(b"123456"));
-        let status = read_body(body, 5).await.unwrap_err();
-        assert_eq!(status.code(), tonic::Code::ResourceExhausted);
-        let body = Full::new(Bytes::from_static(b"12345"));
-        assert_eq!(read_body(body, 5).await.unwrap(), "12345");
+    #[test]
+    fn grpc_timeouts_are_read_in_every_unit() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(grpc_timeout(&headers), None);
+        for (text, expected) in [
+            ("2S", std::time::Duration::from_secs(2)),
+            ("1H", std::time::Duration::from_secs(3600)),
+            ("1500m", std::time::Duration::from_millis(1500)),
+            ("7n", std::time::Duration::from_nanos(7)),
+        ] {
+            headers.insert("grpc-timeout", HeaderValue::from_static(text));
+            assert_eq!(grpc_timeout(&headers), Some(expected), "{text}");
+        }
+        for bad in ["S", "123456789S", "5x", ""] {
+            headers.insert("grpc-timeout", HeaderValue::from_static(bad));
+            assert_eq!(grpc_timeout(&headers), None, "{bad}");
+        }
     }
 
     #[tokio::test]

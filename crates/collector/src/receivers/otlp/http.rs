@@ -9,7 +9,6 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
-use axum::serve::ListenerExt;
 use axum::Router;
 use prost::Message;
 use serde_json::json;
@@ -18,17 +17,19 @@ use profbridge_translate::decode_request_reusing;
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 
+use super::admitted_body::{drain, read_admitted, BodyBudget, BodyError};
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
 use super::config::HttpConfig;
 use super::decompressed::DecompressedBuffers;
 use super::grpc::RETRY_AFTER;
 use super::intake::{
-    admit, any_full, intake, settle, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
+    intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
 use super::retry_info;
+use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
 use crate::pipeline::{spare_request, PipelineHandle};
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
-use crate::tls::{protect_router, Security, TlsIncoming};
+use crate::tls::{protect_router, Security};
 
 #[derive(Clone)]
 struct Receiver {
@@ -37,6 +38,8 @@ struct Receiver {
     /// Labelled with the receiver id and transport `http`.
     metrics: ReceiverMetrics,
     buffers: Arc<DecompressedBuffers>,
+    /// How long a body may take to arrive.
+    read_timeout: std::time::Duration,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -49,6 +52,7 @@ enum Encoding {
 const INVALID_ARGUMENT: i32 = 3;
 const UNAVAILABLE: i32 = 14;
 const RESOURCE_EXHAUSTED: i32 = 8;
+const DEADLINE_EXCEEDED: i32 = 4;
 
 pub fn router(
     config: &HttpConfig,
@@ -63,6 +67,7 @@ pub fn router(
             max_body,
             metrics,
             buffers: Arc::default(),
+            read_timeout: config.read_timeout.0,
         })
 }
 
@@ -82,32 +87,22 @@ pub async fn serve(
         metrics,
         drain_limit,
     );
-    serve_router(listener, router, security, shutdown).await
+    let limits = (config.connection_limits(), config.http_limits());
+    serve_router(listener, router, security, limits, shutdown).await
 }
 
-/// Serves `router` over plain TCP or TLS until `shutdown` resolves.
+/// Serves `router` over plain TCP or TLS until `shutdown` resolves, with
+/// the listener's connection and HTTP limits.
 pub(crate) async fn serve_router(
     listener: tokio::net::TcpListener,
     router: Router,
     security: Security,
+    (connections, http): (ConnectionLimits, HttpLimits),
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    if let Some(acceptor) = security.tls {
-        // Sets TCP_NODELAY on each connection itself.
-        return axum::serve(TlsIncoming::new(listener, acceptor), router)
-            .with_graceful_shutdown(shutdown)
-            .await;
-    }
-    // Without TCP_NODELAY, a reply written in pieces waits for the
-    // client's delayed ACK (40 ms on Linux).
-    let listener = listener.tap_io(|stream| {
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!(%error, "cannot set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    let tls = security.tls.map(|acceptor| (acceptor, security.handshakes));
+    let incoming = Incoming::new(listener, connections, tls);
+    serve_http(incoming, router, http, shutdown).await
 }
 
 impl Receiver {
@@ -118,6 +113,7 @@ impl Receiver {
         encoding: Encoding,
         compression: Compression,
         body: Bytes,
+        mut admission: Admission,
     ) -> Result<Decision, (StatusCode, String)> {
         // JSON spends more bytes than protobuf on the same request.
         let decoded_per_byte = match encoding {
@@ -125,13 +121,15 @@ impl Receiver {
             Encoding::Json => 1,
         };
         let estimate = decompressed_size_estimate(compression, &body, self.max_body);
-        let Some(mut admission) = admit(
+        // The body's own bytes are held already; this grows the hold to
+        // what decoding needs.
+        if !admission.cover_in(
             &self.pipelines,
             estimate.saturating_mul(decoded_per_byte),
             &self.metrics,
-        ) else {
+        ) {
             return Ok(Decision::done(Outcome::Unavailable));
-        };
+        }
         let raw =
             decompress(compression, body, self.max_body, &self.buffers).map_err(
                 |error| match error {
@@ -176,19 +174,52 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
         .and_then(|v| v.to_str().ok())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
-    // The limit holds while the body streams in: nothing past it is buffered.
-    let bytes = match axum::body::to_bytes(body, receiver.max_body).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
-            undecodable(&receiver, "body larger than max_request_body_size");
-            return error(
-                encoding,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                RESOURCE_EXHAUSTED,
-                "the request body is larger than max_request_body_size",
-            );
-        }
+    // The limit holds while the body streams in: nothing past it is
+    // buffered, and what is buffered is held in the pipelines' budgets.
+    let mut body = body;
+    let deadline = tokio::time::Instant::now() + receiver.read_timeout;
+    let budget = BodyBudget {
+        pipelines: &receiver.pipelines,
+        metrics: &receiver.metrics,
+        limit: receiver.max_body,
+        deadline,
+        timeout: receiver.read_timeout,
     };
+    let (bytes, admission) =
+        match read_admitted(&mut body, declared_length(&headers), &budget).await {
+            Ok(read) => read,
+            Err(BodyError::TooLarge { .. }) => {
+                undecodable(&receiver, "body larger than max_request_body_size");
+                return error(
+                    encoding,
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    RESOURCE_EXHAUSTED,
+                    "the request body is larger than max_request_body_size",
+                );
+            }
+            Err(BodyError::Unavailable) => {
+                // Counted by the admission. The rest of the body is read and
+                // dropped, so that HTTP/1 clients still writing it get this
+                // answer, not a reset.
+                drain(&mut body, receiver.max_body, deadline).await;
+                return unavailable(encoding);
+            }
+            Err(timed_out @ BodyError::TimedOut(_)) => {
+                let reason = format!("{timed_out} (read_timeout)");
+                undecodable(&receiver, &reason);
+                return error_response_closing(
+                    encoding,
+                    StatusCode::REQUEST_TIMEOUT,
+                    DEADLINE_EXCEEDED,
+                    &reason,
+                );
+            }
+            Err(failed @ BodyError::Failed(_)) => {
+                let reason = failed.to_string();
+                undecodable(&receiver, &reason);
+                return error(encoding, StatusCode::BAD_REQUEST, INVALID_ARGUMENT, &reason);
+            }
+        };
     let Some(compression) = Compression::from_name(&content_encoding) else {
         let reason =
             format!("Content-Encoding {content_encoding:?} is not supported; use gzip or zstd");
@@ -200,16 +231,11 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             &reason,
         );
     };
-    if any_full(&receiver.pipelines) {
-        // Refused before it is decompressed and decoded: under overload,
-        // refusals must stay cheap. (The body is read all the same, so that
-        // HTTP/1 clients still writing it get this answer, not a reset.)
-        receiver.metrics.refused_request(RefusedReason::Unavailable);
-        return unavailable(encoding);
-    }
     let blocking = receiver.clone();
-    let outcome =
-        tokio::task::spawn_blocking(move || blocking.receive(encoding, compression, bytes)).await;
+    let outcome = tokio::task::spawn_blocking(move || {
+        blocking.receive(encoding, compression, bytes, admission)
+    })
+    .await;
     let outcome = match outcome {
         Ok(Ok(decision)) => Ok(Ok(settle(decision, &receiver.metrics).await)),
         Ok(Err(error)) => Ok(Err(error)),
@@ -237,6 +263,31 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             &join.to_string(),
         ),
     }
+}
+
+/// The body's declared length, when it declares one.
+pub(crate) fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// [`error`], closing the connection: the rest of the body never came.
+fn error_response_closing(
+    encoding: Encoding,
+    status: StatusCode,
+    code: i32,
+    message: &str,
+) -> Response {
+    let mut response = error(encoding, status, code, message);
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// 503 with Retry-After.

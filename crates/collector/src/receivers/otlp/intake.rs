@@ -51,6 +51,24 @@ impl Admission {
         self.bytes = decoded_estimate;
         true
     }
+
+    /// [`Self::cover`], refusing first, as [`admit`] does, when every
+    /// exporter of a pipeline lacks room for `decoded_estimate`.
+    pub fn cover_in(
+        &mut self,
+        pipelines: &[PipelineHandle],
+        decoded_estimate: usize,
+        metrics: &ReceiverMetrics,
+    ) -> bool {
+        if !pipelines
+            .iter()
+            .all(|pipeline| pipeline.exporters_have_room_for(decoded_estimate))
+        {
+            refused_before_decoding(metrics);
+            return false;
+        }
+        self.cover(decoded_estimate, metrics)
+    }
 }
 
 /// Whether a pipeline holds all it may already, or its exporters all drop

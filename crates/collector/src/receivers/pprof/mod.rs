@@ -40,6 +40,8 @@ pub async fn serve(
         pipelines,
         metrics,
         max_body: usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX),
+        read_timeout: config.read_timeout.0,
+        limits: (config.connection_limits(), config.http_limits()),
     };
     let route = (config.path.as_str(), post(push));
     legacy_http::serve(listener, route, intake, security, shutdown).await

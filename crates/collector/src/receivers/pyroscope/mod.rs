@@ -54,6 +54,8 @@ pub async fn serve(
         pipelines,
         metrics,
         max_body: usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX),
+        read_timeout: config.read_timeout.0,
+        limits: (config.connection_limits(), config.http_limits()),
     };
     let routes = vec![(INGEST_PATH, post(ingest)), (PUSH_PATH, post(push::push))];
     legacy_http::serve_routes(listener, routes, intake, security, shutdown).await

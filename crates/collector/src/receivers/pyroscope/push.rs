@@ -132,6 +132,7 @@ fn failure_error(failure: &Failure) -> ConnectError {
     let code = match failure {
         Failure::BadRequest(_) | Failure::TooLarge(_) => Code::InvalidArgument,
         Failure::UnsupportedEncoding(_) => Code::Unimplemented,
+        Failure::TimedOut(_) => Code::DeadlineExceeded,
     };
     ConnectError::new(code, failure.message())
 }

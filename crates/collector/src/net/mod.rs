@@ -1,0 +1,47 @@
+//! What every listener shares below HTTP and gRPC: the accept loop
+//! (incoming.rs), the I/O idle timeout (idle.rs) and the HTTP/1 and
+//! HTTP/2 server the HTTP listeners run (http.rs).
+
+mod http;
+mod idle;
+mod incoming;
+
+use std::time::Duration;
+
+pub(crate) use http::{serve_http, HttpLimits};
+pub(crate) use incoming::Incoming;
+
+/// Limits on the connections of one listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Connections open at once; at the cap the listener stops accepting
+    /// until one closes.
+    pub max_connections: usize,
+    /// A connection on which no byte moved either way for this long is
+    /// closed.
+    pub idle_timeout: Duration,
+}
+
+/// Limits on the TLS handshakes of one listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandshakeLimits {
+    /// How long a client gets to finish its handshake.
+    pub timeout: Duration,
+    /// Handshakes in progress at once; a new connection past this evicts
+    /// the oldest one.
+    pub max_in_progress: usize,
+}
+
+impl Default for HandshakeLimits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(5),
+            max_in_progress: 64,
+        }
+    }
+}
+
+/// A `u32` count from the configuration as a `usize`.
+pub(crate) fn count(value: u32) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
