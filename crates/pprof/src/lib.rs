@@ -1,7 +1,10 @@
 //! pprof profiles for profbridge.
 //!
 //! - [`decode`] and [`encode`]: gzip or raw protobuf, with size limits on
-//!   input and on decompressed output.
+//!   input and on decompressed output. Strings that are not UTF-8 are read
+//!   with U+FFFD in place of invalid sequences; [`decode_keeping_raw`]
+//!   also gives their original bytes ([`RawStrings`]), which
+//!   [`encode_keeping_raw`] and [`dump_bytes`] write back.
 //! - [`validate`]: every invariant of the format, with errors that name the
 //!   table, the entry and the index at fault.
 //! - [`canonicalize`] and [`canonical_eq`]: the canonical form that
@@ -28,16 +31,17 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/perftools.profiles.rs"));
 }
 
-pub use any::{parse_any, ParseError};
+pub use any::{parse_any, parse_any_keeping_raw, ParseError};
 pub use canonical::{canonical_diff, canonical_eq, canonicalize};
 pub use codec::wire;
 pub use codec::{
-    compress, decode, decode_unvalidated, encode, gunzip, is_gzip, Compression, DecodeError,
-    DecodeOptions, EncodeOptions, GzipCompressor, DEFAULT_GZIP_LEVEL,
-    DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
+    compress, decode, decode_keeping_raw, decode_unvalidated, decode_unvalidated_keeping_raw,
+    encode, encode_keeping_raw, gunzip, is_gzip, Compression, DecodeError, DecodeOptions,
+    EncodeOptions, GzipCompressor, RawStrings, DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES,
+    DEFAULT_MAX_INPUT_BYTES,
 };
 pub use detect::{detect_format, DetectError, Detected, Format};
-pub use dump::dump;
+pub use dump::{dump, dump_bytes};
 pub use folded::{
     default_sample_type_index, parse_folded, sample_type_index, write_folded, FoldedError,
     DEFAULT_FOLDED_SAMPLE_TYPE,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Context, Result};
 
 use profbridge_pprof::{
-    decode, detect_format, gunzip, parse_folded, parse_legacy, DecodeOptions, Format, Profile,
-    DEFAULT_FOLDED_SAMPLE_TYPE,
+    decode_keeping_raw, detect_format, gunzip, parse_folded, parse_legacy, DecodeOptions, Format,
+    Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
 };
 use profbridge_translate::decode_request;
 use profbridge_translate::json::request_from_json_noting_unknown_keys;
@@ -50,8 +50,26 @@ impl Input {
 
 /// What an input holds: pprof profiles, or an OTLP request.
 pub enum Loaded {
-    Pprof(Profile),
+    /// A profile, and the original bytes of its strings that were not
+    /// UTF-8 (the profile holds them with U+FFFD).
+    Pprof(Profile, RawStrings),
     Otlp(ExportProfilesServiceRequest),
+}
+
+/// Says on standard error that strings of `name` were not UTF-8 and are
+/// written with U+FFFD (docs/cli.md), when there were any.
+pub fn warn_replaced_strings(name: &str, raw: &RawStrings) {
+    match raw.len() {
+        0 => {}
+        1 => eprintln!(
+            "profbridge: {name}: warning: 1 string is not valid UTF-8; \
+             its invalid bytes are written as U+FFFD"
+        ),
+        n => eprintln!(
+            "profbridge: {name}: warning: {n} strings are not valid UTF-8; \
+             their invalid bytes are written as U+FFFD"
+        ),
+    }
 }
 
 /// The sample type of folded input: `TYPE` or `TYPE/UNIT`.
@@ -83,14 +101,16 @@ pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) ->
     let folded = (folded_type.0.as_str(), folded_type.1.as_str());
     let loaded = match (from, format) {
         (InputFormat::Pprof, _) | (_, Some(Format::Pprof)) => {
-            Loaded::Pprof(decode(bytes, &options)?)
+            let (profile, raw) = decode_keeping_raw(bytes, &options)?;
+            Loaded::Pprof(profile, raw)
         }
         (InputFormat::Legacy, _) | (_, Some(Format::Legacy(_))) => {
-            Loaded::Pprof(parse_legacy(&gunzipped(bytes)?)?)
+            Loaded::Pprof(parse_legacy(&gunzipped(bytes)?)?, RawStrings::default())
         }
-        (InputFormat::Folded, _) | (_, Some(Format::Folded)) => {
-            Loaded::Pprof(parse_folded(&gunzipped(bytes)?, folded)?)
-        }
+        (InputFormat::Folded, _) | (_, Some(Format::Folded)) => Loaded::Pprof(
+            parse_folded(&gunzipped(bytes)?, folded)?,
+            RawStrings::default(),
+        ),
         (InputFormat::Otlp, _) | (_, Some(Format::OtlpProtobuf)) => {
             Loaded::Otlp(decode_request(gunzipped(bytes)?.as_slice())?)
         }

@@ -514,3 +514,151 @@ fn pdata_and_async_profiler_files_convert_to_pprof_that_go_reads() {
         }
     }
 }
+
+#[path = "support/invalid_utf8.rs"]
+mod invalid_utf8;
+
+/// pprof → pprof keeps strings that are not UTF-8 byte for byte, raw or
+/// gzipped, from raw or gzipped input; read back with a raw scan of the
+/// protobuf, not our decoder.
+#[test]
+fn pprof_to_pprof_keeps_strings_that_are_not_utf8() {
+    let dir = TempDir::new("convert-invalid-utf8");
+    let raw_input = dir.path().join("invalid.pb");
+    let bytes = invalid_utf8::profile_bytes();
+    std::fs::write(&raw_input, &bytes).unwrap();
+    let gzipped_input = dir.path().join("invalid.pb.gz");
+    std::fs::write(
+        &gzipped_input,
+        profbridge_pprof::compress(bytes, &profbridge_pprof::EncodeOptions::default()),
+    )
+    .unwrap();
+    let expected: Vec<Vec<u8>> = invalid_utf8::STRINGS.iter().map(|s| s.to_vec()).collect();
+    for input in [&raw_input, &gzipped_input] {
+        for level in ["0", "1", "6"] {
+            let out = dir.path().join(format!("out-{level}.pb"));
+            let output = profbridge(&[
+                "convert",
+                input.to_str().unwrap(),
+                "--to",
+                "pprof",
+                "--gzip-level",
+                level,
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert!(output.status.success(), "{}", stderr(&output));
+            assert_eq!(stderr(&output), "", "no warning: nothing was replaced");
+            let written = std::fs::read(&out).unwrap();
+            assert_eq!(profbridge_pprof::is_gzip(&written), level != "0");
+            let strings = invalid_utf8::raw_string_table(&invalid_utf8::gunzipped(&written));
+            assert_eq!(strings, expected, "{} at level {level}", input.display());
+        }
+    }
+}
+
+/// pprof → OTLP: OTLP strings are UTF-8, so each invalid sequence becomes
+/// U+FFFD; the profile is converted, and stderr says how many strings.
+#[test]
+fn pprof_to_otlp_replaces_invalid_utf8_and_warns() {
+    let dir = TempDir::new("convert-invalid-utf8-otlp");
+    let input = dir.path().join("invalid.pb");
+    std::fs::write(&input, invalid_utf8::profile_bytes()).unwrap();
+    let out = dir.path().join("out.otlp");
+    let output = profbridge(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--to",
+        "otlp",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let count = invalid_utf8::invalid_count();
+    assert!(count >= 10);
+    assert_eq!(
+        stderr(&output).trim_end(),
+        format!(
+            "profbridge: {}: warning: {count} strings are not valid UTF-8; \
+             their invalid bytes are written as U+FFFD",
+            input.display()
+        )
+    );
+    let request = ExportProfilesServiceRequest::decode(std::fs::read(&out).unwrap().as_slice())
+        .expect("OTLP protobuf, all strings UTF-8");
+    let table = invalid_utf8::otlp_strings(&request);
+    for string in invalid_utf8::STRINGS {
+        let lossy = String::from_utf8_lossy(string);
+        assert!(
+            table.iter().any(|s| *s == lossy),
+            "{lossy:?} is not in {table:?}"
+        );
+    }
+    // The two label keys that differ only in an invalid byte are one
+    // string now.
+    assert_eq!(table.iter().filter(|s| *s == "key\u{FFFD}").count(), 1);
+    assert!(table.iter().any(|s| s == "comment \u{FFFD}"));
+}
+
+/// Broken inputs: the detail appears once, and prost's message whole.
+#[test]
+fn error_messages_are_whole_and_said_once() {
+    let dir = TempDir::new("convert-error-text");
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    // sample_type says 5 bytes follow; there is 1.
+    let truncated = write("truncated.pb", &[0x0a, 0x05, 0x08]);
+    // A function with id 0.
+    let zero_id = write(
+        "zero-id.pb",
+        &Profile {
+            function: vec![profbridge_pprof::Function::default()],
+            string_table: vec![String::new()],
+            ..Profile::default()
+        }
+        .encode_to_vec(),
+    );
+    let mut corrupt_gzip = profbridge_pprof::compress(
+        vec![0x0a, 0x00],
+        &profbridge_pprof::EncodeOptions::default(),
+    );
+    let at = corrupt_gzip.len() - 6;
+    corrupt_gzip[at] ^= 0xff;
+    let corrupt_gzip = write("corrupt.pb.gz", &corrupt_gzip);
+    let cases = [
+        (
+            &truncated,
+            "failed to decode Protobuf message: Profile.sample_type: buffer underflow",
+        ),
+        (&zero_id, "function at index 0 has id 0"),
+        (&corrupt_gzip, "gzip: "),
+    ];
+    for (path, detail) in cases {
+        for to in ["pprof", "otlp"] {
+            let output = profbridge(&[
+                "convert",
+                path.to_str().unwrap(),
+                "--from",
+                "pprof",
+                "--to",
+                to,
+                "-o",
+                dir.path().join("out").to_str().unwrap(),
+            ]);
+            assert_eq!(output.status.code(), Some(1));
+            let text = stderr(&output);
+            assert_eq!(text.matches(detail).count(), 1, "{detail:?} once in {text}");
+            assert_eq!(text.lines().count(), 1, "{text}");
+            assert!(
+                text.starts_with(&format!("profbridge: {}: ", path.display())),
+                "{text}"
+            );
+            if detail.starts_with("failed") {
+                assert!(text.trim_end().ends_with(detail), "{text}");
+            }
+        }
+    }
+}

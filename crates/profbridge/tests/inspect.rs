@@ -794,3 +794,71 @@ fn pruning_and_naming_agree_with_go_tool_pprof_top() {
         "{ours:?}"
     );
 }
+
+#[path = "support/invalid_utf8.rs"]
+mod invalid_utf8;
+
+/// Strings that are not UTF-8 are printed as the file holds them, as
+/// google/pprof (whose strings are bytes) prints them; gzipped or not.
+#[test]
+fn raw_output_of_strings_that_are_not_utf8_is_what_google_pprof_prints() {
+    let dir = TempDir::new("inspect-invalid-utf8");
+    let file = dir.path().join("invalid.pb");
+    let bytes = invalid_utf8::profile_bytes();
+    std::fs::write(&file, &bytes).unwrap();
+    let gzipped = dir.path().join("invalid.pb.gz");
+    std::fs::write(
+        &gzipped,
+        profbridge_pprof::compress(bytes, &profbridge_pprof::EncodeOptions::default()),
+    )
+    .unwrap();
+
+    let output = profbridge_inspect(&[file.as_os_str(), OsStr::new("--format"), OsStr::new("raw")]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let ours = output.stdout;
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // Every string but the empty one and the default types' names shows,
+    // byte for byte; nothing was replaced.
+    for string in invalid_utf8::STRINGS
+        .iter()
+        .filter(|s| std::str::from_utf8(s).is_err())
+    {
+        assert!(
+            ours.windows(string.len()).any(|w| w == *string),
+            "{} is missing from {}",
+            String::from_utf8_lossy(string),
+            String::from_utf8_lossy(&ours)
+        );
+    }
+    assert!(!String::from_utf8_lossy(&ours).contains("\u{FFFD}\u{FFFD}\u{FFFD}"));
+    assert!(
+        !ours.windows(3).any(|w| w == "\u{FFFD}".as_bytes()),
+        "a replacement character was printed"
+    );
+    let from_gzip = profbridge_inspect(&[
+        gzipped.as_os_str(),
+        OsStr::new("--format"),
+        OsStr::new("raw"),
+    ]);
+    assert_eq!(from_gzip.stdout, ours);
+
+    let Some(program) = invalid_utf8::print_profile_program() else {
+        return;
+    };
+    let theirs = invalid_utf8::go_profile_string(&program, &file);
+    assert_eq!(
+        invalid_utf8::without_columns(&ours),
+        theirs,
+        "ours:\n{}\ngoogle/pprof's:\n{}",
+        String::from_utf8_lossy(&ours),
+        String::from_utf8_lossy(&theirs)
+    );
+}

@@ -192,3 +192,101 @@ fn health_ready_and_metrics_follow_the_requests() {
     }
     assert!(collector.terminate().0.success());
 }
+
+#[path = "support/invalid_utf8.rs"]
+mod invalid_utf8;
+
+/// Every file under `dir`, recursively.
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// A pprof whose strings are not all UTF-8, pushed to the pprof receiver
+/// three times: delivered with U+FFFD, counted in
+/// `profbridge_receiver_strings_replaced_total`, and logged once a minute
+/// at most.
+#[test]
+fn the_pprof_receiver_counts_and_delivers_strings_that_are_not_utf8() {
+    let collector = support::Collector::start_logged(
+        "telemetry-invalid-utf8",
+        "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n\
+         exporters:\n  file:\n    path: {data}\n    format: otlp\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: 127.0.0.1:0\n",
+    );
+    const REPLACED: &str =
+        "profbridge_receiver_strings_replaced_total{receiver=\"pprof\",transport=\"http\"}";
+    const FILE_SENT: &str = "profbridge_exporter_sent_profiles_total{exporter=\"file\"}";
+    assert_eq!(value(&scrape(&collector), REPLACED), Some(0.0));
+
+    let body = invalid_utf8::profile_bytes();
+    let address = collector.address("pprof push");
+    let started = std::time::Instant::now();
+    for _ in 0..3 {
+        let (status, answer) = exchange(
+            address,
+            &format!(
+                "POST /v1/pprof HTTP/1.1\r\nHost: {address}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            ),
+            &body,
+        );
+        assert_eq!(status, 204, "{answer}");
+    }
+    let posting_took = started.elapsed();
+
+    // One OTLP profile per sample type (two) of each of the three pushes.
+    let profiles = 6.0;
+    let mut metrics = scrape(&collector);
+    for _ in 0..400 {
+        if value(&metrics, FILE_SENT) == Some(profiles) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+        metrics = scrape(&collector);
+    }
+    assert_eq!(value(&metrics, FILE_SENT), Some(profiles), "{metrics}");
+    let count = invalid_utf8::invalid_count();
+    assert_eq!(
+        value(&metrics, REPLACED),
+        Some(3.0 * count as f64),
+        "{metrics}"
+    );
+
+    let mut strings = Vec::new();
+    for path in files_under(&collector.data) {
+        let request =
+            ExportProfilesServiceRequest::decode(std::fs::read(&path).unwrap().as_slice())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        strings.extend(invalid_utf8::otlp_strings(&request));
+    }
+    for string in invalid_utf8::STRINGS {
+        let lossy = String::from_utf8_lossy(string);
+        assert!(
+            strings.iter().any(|s| *s == lossy),
+            "{lossy:?} was not delivered"
+        );
+    }
+
+    let log = collector.log();
+    let lines = log.matches("strings that are not valid UTF-8").count();
+    // One line a minute per receiver: the three pushes fall in one minute
+    // unless posting them took longer.
+    if posting_took < Duration::from_secs(60) {
+        assert_eq!(lines, 1, "{log}");
+    } else {
+        assert!((1..=3).contains(&lines), "{log}");
+    }
+    assert!(collector.terminate().0.success());
+}

@@ -1,8 +1,8 @@
 //! The collector's own metrics, named after the OpenTelemetry Collector's
 //! `otelcol_*` metrics under the prefix `profbridge_`.
 
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::metrics::{labels, Counter, Registry};
 use super::process;
@@ -41,6 +41,59 @@ pub struct ReceiverMetrics {
     refused_requests_invalid: Counter,
     refused_requests_unavailable: Counter,
     refused_requests_unauthenticated: Counter,
+    strings_replaced: Counter,
+    /// This receiver's limit on the log line about replaced strings.
+    replaced_strings_log: Arc<LogLimiter>,
+}
+
+/// How often a receiver may log that strings were replaced.
+pub const REPLACED_STRINGS_LOG_INTERVAL: Duration = Duration::from_secs(60);
+
+/// At most one log line per interval; counts the events in between.
+#[derive(Debug)]
+pub struct LogLimiter {
+    interval: Duration,
+    state: Mutex<LimiterState>,
+}
+
+#[derive(Debug, Default)]
+struct LimiterState {
+    last: Option<Instant>,
+    /// Events since the last line that was let through.
+    suppressed: u64,
+}
+
+impl LogLimiter {
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            state: Mutex::new(LimiterState::default()),
+        }
+    }
+
+    /// `Some(events suppressed since the last line)` when a line may be
+    /// logged at `now`, else `None` (and the event is counted).
+    pub fn allow(&self, now: Instant) -> Option<u64> {
+        let Ok(mut state) = self.state.lock() else {
+            return None;
+        };
+        let due = state
+            .last
+            .is_none_or(|last| now.saturating_duration_since(last) >= self.interval);
+        if due {
+            state.last = Some(now);
+            Some(std::mem::take(&mut state.suppressed))
+        } else {
+            state.suppressed += 1;
+            None
+        }
+    }
+}
+
+impl Default for LogLimiter {
+    fn default() -> Self {
+        Self::new(REPLACED_STRINGS_LOG_INTERVAL)
+    }
 }
 
 impl ReceiverMetrics {
@@ -86,6 +139,32 @@ impl ReceiverMetrics {
             refused_requests_invalid: refused_requests(RefusedReason::Invalid),
             refused_requests_unavailable: refused_requests(RefusedReason::Unavailable),
             refused_requests_unauthenticated: refused_requests(RefusedReason::Unauthenticated),
+            strings_replaced: registry.counter(
+                "profbridge_receiver_strings_replaced_total",
+                "Strings of received pprof profiles that were not valid UTF-8, delivered \
+                 with U+FFFD in place of each invalid sequence.",
+                both(),
+            ),
+            replaced_strings_log: Arc::new(LogLimiter::default()),
+        }
+    }
+
+    /// Counts `count` strings of one received profile that were not UTF-8
+    /// and hold U+FFFD now; logs it at most once a minute per receiver.
+    pub fn strings_replaced(&self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        self.strings_replaced.add_count(count);
+        if let Some(suppressed) = self.replaced_strings_log.allow(Instant::now()) {
+            tracing::warn!(
+                receiver = %self.receiver,
+                strings = count,
+                similar_profiles_not_logged = suppressed,
+                "a received pprof profile has strings that are not valid UTF-8; \
+                 each invalid sequence was replaced with U+FFFD \
+                 (profbridge_receiver_strings_replaced_total counts them)"
+            );
         }
     }
 
@@ -252,4 +331,44 @@ pub fn register_process(registry: &Registry) {
         Vec::new(),
         move || started.elapsed().as_secs_f64(),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_limiter_lets_one_line_through_per_interval_and_counts_the_rest() {
+        let limiter = LogLimiter::new(Duration::from_secs(60));
+        let start = Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        assert_eq!(limiter.allow(at(0)), Some(0));
+        assert_eq!(limiter.allow(at(1)), None);
+        assert_eq!(limiter.allow(at(59)), None);
+        assert_eq!(limiter.allow(at(60)), Some(2));
+        assert_eq!(limiter.allow(at(61)), None);
+        // An earlier instant (another thread's) is not a new interval.
+        assert_eq!(limiter.allow(at(30)), None);
+        assert_eq!(limiter.allow(at(200)), Some(2));
+    }
+
+    #[test]
+    fn replaced_strings_are_counted_per_receiver() {
+        let registry = Registry::new();
+        let pprof = ReceiverMetrics::new(&registry, "pprof", "http");
+        let file = ReceiverMetrics::new(&registry, "file", "file");
+        pprof.strings_replaced(3);
+        pprof.strings_replaced(0);
+        pprof.strings_replaced(2);
+        assert_eq!(pprof.strings_replaced.get(), 5);
+        assert_eq!(file.strings_replaced.get(), 0);
+        // Clones are the same receiver: one counter, one limiter.
+        let clone = pprof.clone();
+        clone.strings_replaced(1);
+        assert_eq!(pprof.strings_replaced.get(), 6);
+        assert!(Arc::ptr_eq(
+            &clone.replaced_strings_log,
+            &pprof.replaced_strings_log
+        ));
+    }
 }

@@ -1,6 +1,7 @@
 //! Bytes ⇄ [`Profile`]: gzip detection, size limits, protobuf, validation.
 
 mod gzip;
+mod raw_strings;
 pub mod wire;
 
 use prost::Message;
@@ -10,6 +11,7 @@ use crate::validate::{validate, ValidationError};
 use crate::Profile;
 
 pub use gzip::{is_gzip, GzipCompressor};
+pub use raw_strings::RawStrings;
 
 /// Largest accepted input, compressed or not: 64 MiB.
 pub const DEFAULT_MAX_INPUT_BYTES: usize = 64 << 20;
@@ -60,6 +62,9 @@ impl Default for EncodeOptions {
     }
 }
 
+/// Why bytes are not a pprof profile. The text of each variant includes
+/// the detail it wraps, which is therefore not also its `source()`
+/// (docs/architecture.md, "Errors say everything once").
 #[derive(Debug, Error)]
 pub enum DecodeError {
     #[error("input is empty")]
@@ -70,21 +75,56 @@ pub enum DecodeError {
     DecompressedTooLarge { limit: usize },
     #[error("gzip: {0}")]
     Gzip(std::io::Error),
+    /// prost's message, whole: `protobuf: failed to decode Protobuf
+    /// message: Profile.sample: buffer underflow`.
     #[error("protobuf: {0}")]
-    Protobuf(#[from] prost::DecodeError),
+    Protobuf(prost::DecodeError),
     #[error("invalid profile: {0}")]
-    Invalid(#[from] ValidationError),
+    Invalid(ValidationError),
 }
 
-/// Decodes and validates a pprof profile, gzipped or raw.
+impl From<prost::DecodeError> for DecodeError {
+    fn from(error: prost::DecodeError) -> Self {
+        Self::Protobuf(error)
+    }
+}
+
+impl From<ValidationError> for DecodeError {
+    fn from(error: ValidationError) -> Self {
+        Self::Invalid(error)
+    }
+}
+
+/// Decodes and validates a pprof profile, gzipped or raw. Strings that are
+/// not UTF-8 hold U+FFFD in place of each invalid sequence; see
+/// [`decode_keeping_raw`] for their original bytes.
 pub fn decode(input: &[u8], options: &DecodeOptions) -> Result<Profile, DecodeError> {
-    let profile = decode_unvalidated(input, options)?;
+    decode_keeping_raw(input, options).map(|(profile, _)| profile)
+}
+
+/// [`decode`], and the original bytes of the strings that were not UTF-8
+/// (google/pprof reads strings as bytes): what [`encode_keeping_raw`] and
+/// [`crate::dump_bytes`] take to write them back.
+pub fn decode_keeping_raw(
+    input: &[u8],
+    options: &DecodeOptions,
+) -> Result<(Profile, RawStrings), DecodeError> {
+    let (profile, raw) = decode_unvalidated_keeping_raw(input, options)?;
     validate(&profile)?;
-    Ok(profile)
+    Ok((profile, raw))
 }
 
 /// Decodes without validating: for tools that must show broken profiles.
 pub fn decode_unvalidated(input: &[u8], options: &DecodeOptions) -> Result<Profile, DecodeError> {
+    decode_unvalidated_keeping_raw(input, options).map(|(profile, _)| profile)
+}
+
+/// [`decode_unvalidated`], and the original bytes of the strings that
+/// were not UTF-8.
+pub fn decode_unvalidated_keeping_raw(
+    input: &[u8],
+    options: &DecodeOptions,
+) -> Result<(Profile, RawStrings), DecodeError> {
     if input.is_empty() {
         return Err(DecodeError::Empty);
     }
@@ -95,9 +135,32 @@ pub fn decode_unvalidated(input: &[u8], options: &DecodeOptions) -> Result<Profi
         });
     }
     if is_gzip(input) {
-        Ok(Profile::decode(gunzip(input, options)?.as_slice())?)
+        decode_protobuf(gunzip(input, options)?.as_slice())
     } else {
-        Ok(Profile::decode(input)?)
+        decode_protobuf(input)
+    }
+}
+
+/// prost's decode; when prost refuses the bytes, the lenient path for
+/// strings that are not UTF-8, which returns `None` (and so prost's error)
+/// for any other fault.
+fn decode_protobuf(bytes: &[u8]) -> Result<(Profile, RawStrings), DecodeError> {
+    match Profile::decode(bytes) {
+        Ok(profile) => Ok((profile, RawStrings::default())),
+        Err(error) => decode_refused(bytes, error),
+    }
+}
+
+/// The slow path, out of the way of the fast one.
+#[cold]
+#[inline(never)]
+fn decode_refused(
+    bytes: &[u8],
+    error: prost::DecodeError,
+) -> Result<(Profile, RawStrings), DecodeError> {
+    match raw_strings::decode_lossy(bytes) {
+        Some(decoded) => Ok(decoded?),
+        None => Err(error.into()),
     }
 }
 
@@ -121,6 +184,15 @@ pub fn encode(profile: &Profile, options: &EncodeOptions) -> Vec<u8> {
     let mut raw = Vec::new();
     wire::write_profile(profile, &mut raw);
     compress(raw, options)
+}
+
+/// [`encode`], writing the original bytes of the strings `raw` kept (those
+/// the profile still holds in their U+FFFD form), so that pprof → pprof
+/// keeps strings that are not UTF-8.
+pub fn encode_keeping_raw(profile: &Profile, raw: &RawStrings, options: &EncodeOptions) -> Vec<u8> {
+    let mut out = Vec::new();
+    wire::write_profile_keeping_raw(profile, raw, &mut out);
+    compress(out, options)
 }
 
 /// Protobuf bytes as `options` want them written.

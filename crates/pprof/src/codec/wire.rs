@@ -3,6 +3,7 @@
 //! out, repeated scalars packed), without prost's second pass over every
 //! nested message to learn its length first.
 
+use super::RawStrings;
 use crate::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 
 const VARINT: u8 = 0;
@@ -15,6 +16,28 @@ pub fn write_profile(profile: &Profile, out: &mut Vec<u8>) {
         put_message(out, 2, |out| write_sample(sample, out));
     }
     write_after_samples(profile, out);
+}
+
+/// The whole profile, with the original bytes of the strings `raw` kept
+/// ([`RawStrings::bytes_of`]).
+pub fn write_profile_keeping_raw(profile: &Profile, raw: &RawStrings, out: &mut Vec<u8>) {
+    if raw.is_empty() {
+        return write_profile(profile, out);
+    }
+    let strings = raw.bytes_of(&profile.string_table);
+    write_sample_types(profile, out);
+    for sample in &profile.sample {
+        put_message(out, 2, |out| write_sample(sample, out));
+    }
+    write_mappings(profile, out);
+    for location in &profile.location {
+        put_message(out, 4, |out| write_location(location, out));
+    }
+    write_functions(profile, out);
+    for string in strings {
+        put_bytes(out, 6, string);
+    }
+    write_after_strings(profile, out);
 }
 
 /// Field 1, `sample_type`: what comes before the samples.
@@ -52,12 +75,21 @@ pub fn put_location(out: &mut Vec<u8>, id: u64, content: &[u8]) {
 
 /// Fields 5 to 15: everything after the locations.
 pub fn write_after_locations(profile: &Profile, out: &mut Vec<u8>) {
-    for function in &profile.function {
-        put_message(out, 5, |out| write_function(function, out));
-    }
+    write_functions(profile, out);
     for string in &profile.string_table {
         put_bytes(out, 6, string.as_bytes());
     }
+    write_after_strings(profile, out);
+}
+
+fn write_functions(profile: &Profile, out: &mut Vec<u8>) {
+    for function in &profile.function {
+        put_message(out, 5, |out| write_function(function, out));
+    }
+}
+
+/// Fields 7 to 15.
+fn write_after_strings(profile: &Profile, out: &mut Vec<u8>) {
     put_int(out, 7, profile.drop_frames);
     put_int(out, 8, profile.keep_frames);
     put_int(out, 9, profile.time_nanos);

@@ -98,6 +98,27 @@ fn split_fraction(value: u64, precision: u32) -> (u64, String) {
 }
 
 /// Go's `%.N` precision on a string: the first `n` characters.
+/// Go's `strings.TrimSpace` on bytes: Unicode white space at both ends,
+/// where invalid UTF-8 counts as text.
+pub(super) fn trim_space(bytes: &[u8]) -> &[u8] {
+    let valid_prefix = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => std::str::from_utf8(bytes.get(..error.valid_up_to()).unwrap_or_default())
+            .unwrap_or_default(),
+    };
+    let leading = valid_prefix.len() - valid_prefix.trim_start().len();
+    let bytes = bytes.get(leading..).unwrap_or_default();
+    // The last chunk's valid part ends the bytes when it has no invalid
+    // part; white space before an invalid byte is not at the end.
+    let trailing = match bytes.utf8_chunks().last() {
+        Some(chunk) if chunk.invalid().is_empty() => {
+            chunk.valid().len() - chunk.valid().trim_end().len()
+        }
+        _ => 0,
+    };
+    bytes.get(..bytes.len() - trailing).unwrap_or_default()
+}
+
 pub(super) fn truncate_chars(text: &str, n: usize) -> &str {
     text.char_indices()
         .nth(n)

@@ -29,5 +29,13 @@ pub enum FoldedError {
     #[error("stack {stack:?}: its total overflows a 64-bit integer")]
     StackTotalOverflow { stack: String },
     #[error("invalid profile: {0}")]
-    InvalidProfile(#[from] ValidationError),
+    InvalidProfile(ValidationError),
+}
+
+/// By hand rather than `#[from]`, which would also make the error the
+/// `source()` of a text that already shows it (docs/architecture.md).
+impl From<ValidationError> for FoldedError {
+    fn from(error: ValidationError) -> Self {
+        Self::InvalidProfile(error)
+    }
 }

@@ -34,7 +34,15 @@ pub enum LegacyError {
         problem: String,
     },
     #[error("legacy profile parsed into an invalid profile: {0}")]
-    Invalid(#[from] ValidationError),
+    Invalid(ValidationError),
+}
+
+/// By hand rather than `#[from]`, which would also make the error the
+/// `source()` of a text that already shows it (docs/architecture.md).
+impl From<ValidationError> for LegacyError {
+    fn from(error: ValidationError) -> Self {
+        Self::Invalid(error)
+    }
 }
 
 /// The legacy formats, as detection names them.

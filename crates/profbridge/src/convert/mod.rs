@@ -11,7 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use prost::Message;
 
 use profbridge_pprof::{
-    encode, sample_type_index, write_folded, Compression, EncodeOptions, Profile,
+    encode_keeping_raw, sample_type_index, write_folded, Compression, EncodeOptions, Profile,
+    RawStrings,
 };
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::{key_value, string_value, ExportProfilesServiceRequest, KeyValue};
@@ -21,7 +22,7 @@ use profbridge_translate::{
 };
 
 use crate::cli::{ConvertArgs, OutputFormat};
-use crate::input::{folded_sample_type, load, Input, Loaded};
+use crate::input::{folded_sample_type, load, warn_replaced_strings, Input, Loaded};
 use crate::{EXIT_SOME_FAILED, EXIT_USAGE};
 use output::Destination;
 
@@ -128,15 +129,20 @@ fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Resul
         .collect();
     let otlp_out = matches!(format, OutputFormat::Otlp | OutputFormat::OtlpJson);
     let outputs = match loaded {
-        Loaded::Pprof(profile) if otlp_out => {
+        Loaded::Pprof(profile, raw) if otlp_out => {
+            warn_replaced_strings(name, &raw);
             let request = pprof_request(&profile, input, args, &resource)?;
             if args.merge {
                 return Ok(Step::Request(request));
             }
             vec![encode_request(&request, format)]
         }
-        Loaded::Pprof(profile) => {
-            vec![write_pprof_like(&profile, args, format).map_err(|e| anyhow!("{name}: {e:#}"))?]
+        Loaded::Pprof(profile, raw) => {
+            if format == OutputFormat::Folded {
+                warn_replaced_strings(name, &raw);
+            }
+            vec![write_pprof_like(&profile, &raw, args, format)
+                .map_err(|e| anyhow!("{name}: {e:#}"))?]
         }
         Loaded::Otlp(mut request) => {
             let validated = validate_request(&request).map_err(|e| anyhow!("{name}: {e}"))?;
@@ -159,7 +165,7 @@ fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Resul
                 converted
                     .profiles
                     .iter()
-                    .map(|out| write_pprof_like(&out.profile, args, format))
+                    .map(|out| write_pprof_like(&out.profile, &RawStrings::default(), args, format))
                     .collect::<Result<Vec<_>>>()
                     .map_err(|e| anyhow!("{name}: {e:#}"))?
             }
@@ -232,9 +238,11 @@ fn encode_request(request: &ExportProfilesServiceRequest, format: OutputFormat) 
     }
 }
 
-/// pprof or folded bytes of one profile.
+/// pprof or folded bytes of one profile; pprof keeps the original bytes
+/// of strings that were not UTF-8.
 fn write_pprof_like(
     profile: &Profile,
+    raw: &RawStrings,
     args: &ConvertArgs,
     format: OutputFormat,
 ) -> Result<Vec<u8>> {
@@ -246,7 +254,11 @@ fn write_pprof_like(
         0 => Compression::None,
         level => Compression::Gzip { level },
     };
-    Ok(encode(profile, &EncodeOptions { compression }))
+    Ok(encode_keeping_raw(
+        profile,
+        raw,
+        &EncodeOptions { compression },
+    ))
 }
 
 /// The sample type folded output is written for: the one named, else the

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use profbridge_pprof::{dump, Profile};
+use profbridge_pprof::{dump_bytes, Profile};
 
 use crate::cli::{InspectArgs, InspectFormat};
 use crate::EXIT_SOME_FAILED;
@@ -47,8 +47,8 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
     };
     let output = match args.format {
         InspectFormat::Raw => raw_text(&source)?,
-        InspectFormat::Text => text(&source, &inspections, args),
-        InspectFormat::Json => json(&source, &inspections, args)?,
+        InspectFormat::Text => text(&source, &inspections, args).into_bytes(),
+        InspectFormat::Json => json(&source, &inspections, args)?.into_bytes(),
     };
     if let Some(path) = &args.flamegraph {
         for (number, inspection) in inspections.iter().enumerate() {
@@ -61,7 +61,7 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
     }
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(output.as_bytes())
+        .write_all(&output)
         .and_then(|()| stdout.flush())
         .context("cannot write to standard output")?;
     let code = if source.rejected.is_empty() {
@@ -73,15 +73,18 @@ pub fn run(args: &InspectArgs) -> Result<ExitCode> {
 }
 
 /// google/pprof's `Profile.String()` of each profile, with a heading per
-/// profile when there are several.
-fn raw_text(source: &Source) -> Result<String> {
+/// profile when there are several. Bytes: strings that were not UTF-8 are
+/// printed as the file holds them, as Go prints them.
+fn raw_text(source: &Source) -> Result<Vec<u8>> {
     let several = source.profiles.len() > 1;
-    let mut out = String::new();
+    let mut out = Vec::new();
     for inspected in &source.profiles {
         if let (true, Some(origin)) = (several, &inspected.origin) {
-            out.push_str(&format!("== {origin} ==\n"));
+            out.extend_from_slice(format!("== {origin} ==\n").as_bytes());
         }
-        out.push_str(&dump(&inspected.profile).with_context(|| source.name.clone())?);
+        out.extend_from_slice(
+            &dump_bytes(&inspected.profile, &inspected.raw).with_context(|| source.name.clone())?,
+        );
     }
     Ok(out)
 }

@@ -2,7 +2,7 @@
 
 use anyhow::{Context, Result};
 
-use profbridge_pprof::{detect_format, DecodeOptions, Format, Profile};
+use profbridge_pprof::{detect_format, DecodeOptions, Format, Profile, RawStrings};
 use profbridge_translate::otlp::{any_value, KeyValue};
 use profbridge_translate::{otlp_to_pprof, PprofOutput, ToPprofOptions};
 
@@ -40,6 +40,8 @@ pub struct InspectedProfile {
     /// `None` for inputs that are pprof-family formats themselves.
     pub origin: Option<OtlpOrigin>,
     pub profile: Profile,
+    /// The original bytes of its strings that were not UTF-8.
+    pub raw: RawStrings,
 }
 
 pub struct Source {
@@ -59,10 +61,11 @@ pub fn read_source(path: &std::path::Path, from: InputFormat) -> Result<Source> 
     let format = format_name(&input, from);
     let loaded = load(&input, from, &folded_sample_type(None)).with_context(|| name.clone())?;
     let (profiles, rejected) = match loaded {
-        Loaded::Pprof(profile) => (
+        Loaded::Pprof(profile, raw) => (
             vec![InspectedProfile {
                 origin: None,
                 profile,
+                raw,
             }],
             Vec::new(),
         ),
@@ -100,6 +103,7 @@ fn inspected(output: PprofOutput) -> InspectedProfile {
     InspectedProfile {
         origin: Some(origin),
         profile: output.profile,
+        raw: RawStrings::default(),
     }
 }
 

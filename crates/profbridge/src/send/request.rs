@@ -6,7 +6,7 @@ use profbridge_translate::otlp::{key_value, string_value, ExportProfilesServiceR
 use profbridge_translate::{pprof_to_otlp, validate_request, PprofInput, ToOtlpOptions};
 
 use super::args::SendArgs;
-use crate::input::{folded_sample_type, load, Input, Loaded};
+use crate::input::{folded_sample_type, load, warn_replaced_strings, Input, Loaded};
 
 /// Reads the input in any format profbridge reads: profiles become one
 /// request with the given resource attributes; an OTLP request gets them
@@ -21,7 +21,8 @@ pub fn request_for(input: &Input, args: &SendArgs) -> Result<ExportProfilesServi
         .map(|(key, value)| key_value(key.clone(), string_value(value.clone())))
         .collect();
     match loaded {
-        Loaded::Pprof(profile) => {
+        Loaded::Pprof(profile, raw) => {
+            warn_replaced_strings(name, &raw);
             let options = ToOtlpOptions {
                 scope_name: args.scope_name.clone(),
                 ..ToOtlpOptions::default()

@@ -56,12 +56,20 @@ impl Default for ToOtlpOptions {
     }
 }
 
+/// The text of each variant includes the error it wraps, which is
+/// therefore not a `source()` (docs/architecture.md).
 #[derive(Debug, Error)]
 pub enum ToOtlpError {
     #[error("invalid pprof: {0}")]
-    Invalid(#[from] ValidationError),
-    #[error("sample {sample}: {source}")]
-    Label { sample: usize, source: LabelError },
+    Invalid(ValidationError),
+    #[error("sample {sample}: {error}")]
+    Label { sample: usize, error: LabelError },
+}
+
+impl From<ValidationError> for ToOtlpError {
+    fn from(error: ValidationError) -> Self {
+        Self::Invalid(error)
+    }
 }
 
 /// The request, and the inputs (by position) that could not be converted.
@@ -155,9 +163,9 @@ fn convert(
             tables.dictionary(),
             &mut cache,
         )
-        .map_err(|source| ToOtlpError::Label {
+        .map_err(|error| ToOtlpError::Label {
             sample: index,
-            source,
+            error,
         })?;
         tables.note_frame_types(&sample.location_id, labels.frame_types.as_deref());
         converted.push(labels);

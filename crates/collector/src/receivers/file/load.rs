@@ -4,8 +4,8 @@ use std::io::Read;
 use std::path::Path;
 
 use profbridge_pprof::{
-    decode, detect_format, gunzip, is_gzip, parse_folded, parse_legacy, DecodeOptions, Format,
-    Profile, DEFAULT_FOLDED_SAMPLE_TYPE,
+    decode_keeping_raw, detect_format, gunzip, is_gzip, parse_folded, parse_legacy, DecodeOptions,
+    Format, Profile, DEFAULT_FOLDED_SAMPLE_TYPE,
 };
 use profbridge_translate::decode_request;
 use profbridge_translate::json::request_from_json;
@@ -13,6 +13,7 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
 
 use super::config::{InputFormat, ServiceNameFrom};
 use crate::receivers::handoff::{profile_request, set_resource_attributes};
+use crate::telemetry::ReceiverMetrics;
 
 /// Reads at most `limit` bytes of `path`; more is an error.
 pub(super) fn read_limited(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
@@ -34,6 +35,7 @@ pub(super) fn file_request(
     format: InputFormat,
     resource: &[KeyValue],
     mtime_ns: i64,
+    metrics: &ReceiverMetrics,
 ) -> Result<ExportProfilesServiceRequest, String> {
     let options = DecodeOptions::default();
     let format = match format {
@@ -51,7 +53,13 @@ pub(super) fn file_request(
         InputFormat::OtlpJson => Format::OtlpJson,
     };
     let mut request = match format {
-        Format::Pprof => return profile_from(decode(bytes, &options), resource, mtime_ns),
+        Format::Pprof => {
+            let decoded = decode_keeping_raw(bytes, &options).map(|(profile, replaced)| {
+                metrics.strings_replaced(replaced.len());
+                profile
+            });
+            return profile_from(decoded, resource, mtime_ns);
+        }
         Format::Legacy(_) => {
             return profile_from(parse_legacy(&unzipped(bytes)?), resource, mtime_ns)
         }
@@ -124,9 +132,10 @@ mod tests {
 
     #[test]
     fn folded_text_becomes_a_request_and_garbage_an_error() {
-        let request = file_request(b"main;work 3\n", InputFormat::Auto, &[], 5);
+        let metrics = ReceiverMetrics::default();
+        let request = file_request(b"main;work 3\n", InputFormat::Auto, &[], 5, &metrics);
         assert!(request.is_ok_and(|r| r.resource_profiles.len() == 1));
-        let error = file_request(b"\x00\x01garbage", InputFormat::Auto, &[], 5)
+        let error = file_request(b"\x00\x01garbage", InputFormat::Auto, &[], 5, &metrics)
             .err()
             .unwrap_or_default();
         assert!(error.contains("unrecognized format"), "{error}");

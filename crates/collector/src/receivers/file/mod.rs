@@ -187,6 +187,7 @@ impl Watcher {
             self.config.format,
             &self.resource_attributes(path),
             identity.mtime_ns,
+            &self.metrics,
         ) {
             Ok(request) => request,
             Err(reason) => {

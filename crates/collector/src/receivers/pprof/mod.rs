@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 
-use profbridge_pprof::parse_any;
+use profbridge_pprof::parse_any_keeping_raw;
 
 use self::attributes::resource_attributes;
 use self::config::PprofReceiverConfig;
@@ -61,10 +61,12 @@ async fn push(
         Err(message) => return intake.refuse(&Failure::BadRequest(message)),
     };
     let limits = decode_limits(intake.max_body);
+    let metrics = intake.metrics.clone();
     intake
         .handle(&headers, body, StatusCode::NO_CONTENT, move |raw| {
-            let (mut profile, _) =
-                parse_any(&raw, &limits).map_err(|error| Failure::from_parse(&error))?;
+            let (mut profile, _, replaced) = parse_any_keeping_raw(&raw, &limits)
+                .map_err(|error| Failure::from_parse(&error))?;
+            metrics.strings_replaced(replaced.len());
             if profile.time_nanos == 0 {
                 profile.time_nanos = nanos_since_epoch(SystemTime::now());
             }

@@ -3,7 +3,8 @@
 //! `from` and `until`, its resource from `name` and `spyName`.
 
 use profbridge_pprof::{
-    detect_format, gunzip, is_gzip, parse_any, parse_folded, DecodeOptions, Format, Profile,
+    detect_format, gunzip, is_gzip, parse_any_keeping_raw, parse_folded, DecodeOptions, Format,
+    Profile,
 };
 use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest};
 
@@ -15,6 +16,7 @@ use super::sample_types::{
 };
 use crate::receivers::handoff::{profile_request, set_profile_attribute, string_attributes};
 use crate::receivers::legacy_http::Failure;
+use crate::telemetry::ReceiverMetrics;
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
 
@@ -24,6 +26,7 @@ pub(super) fn ingest_request(
     body: &[u8],
     limits: &DecodeOptions,
     received_at: i64,
+    metrics: &ReceiverMetrics,
 ) -> Result<ExportProfilesServiceRequest, Failure> {
     let boundary = multipart::boundary(content_type);
     let format = match (query.format, &boundary) {
@@ -45,8 +48,9 @@ pub(super) fn ingest_request(
                 }
                 None => body,
             };
-            let (profile, _) =
-                parse_any(payload, limits).map_err(|error| Failure::from_parse(&error))?;
+            let (profile, _, replaced) = parse_any_keeping_raw(payload, limits)
+                .map_err(|error| Failure::from_parse(&error))?;
+            metrics.strings_replaced(replaced.len());
             profile
         }
         IngestFormat::Folded | IngestFormat::Lines => {

@@ -81,9 +81,10 @@ async fn ingest(
         .to_owned();
     let limits = decode_limits(intake.max_body);
     let received_at = nanos_since_epoch(SystemTime::now());
+    let metrics = intake.metrics.clone();
     intake
         .handle(&headers, body, StatusCode::OK, move |raw| {
-            ingest_request(&query, &content_type, &raw, &limits, received_at)
+            ingest_request(&query, &content_type, &raw, &limits, received_at, &metrics)
         })
         .await
 }
