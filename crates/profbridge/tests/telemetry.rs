@@ -290,3 +290,47 @@ fn the_pprof_receiver_counts_and_delivers_strings_that_are_not_utf8() {
     }
     assert!(collector.terminate().0.success());
 }
+
+#[test]
+fn the_pyroscope_push_api_counts_strings_that_are_not_utf8() {
+    use profbridge_collector::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample};
+
+    let collector = support::Collector::start(
+        "telemetry-invalid-utf8-push",
+        "receivers:\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
+         exporters:\n  nop:\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [pyroscope]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: 127.0.0.1:0\n",
+    );
+    const REPLACED: &str =
+        "profbridge_receiver_strings_replaced_total{receiver=\"pyroscope\",transport=\"http\"}";
+    let push = PushRequest {
+        series: vec![RawProfileSeries {
+            labels: vec![LabelPair {
+                name: "service_name".to_owned(),
+                value: "latin1-app".to_owned(),
+            }],
+            samples: vec![RawSample {
+                raw_profile: invalid_utf8::profile_bytes(),
+                id: String::new(),
+            }],
+        }],
+    };
+    let body = push.encode_to_vec();
+    let address = collector.address("Pyroscope ingest");
+    let (status, answer) = exchange(
+        address,
+        &format!(
+            "POST /push.v1.PusherService/Push HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/proto\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        ),
+        &body,
+    );
+    assert_eq!(status, 200, "{answer}");
+    let count = invalid_utf8::invalid_count();
+    assert_eq!(
+        value(&scrape(&collector), REPLACED),
+        Some(count as f64),
+        "strings replaced in a push"
+    );
+    assert!(collector.terminate().0.success());
+}

@@ -94,11 +94,12 @@ pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body:
     }
     let max_unzipped = intake.max_body;
     let received_at = nanos_since_epoch(SystemTime::now());
+    let metrics = intake.metrics.clone();
     let handled = intake
         .handle_with(&headers, body, move |raw| {
             let push = codec.decode(&raw).map_err(Failure::BadRequest)?;
             drop(raw);
-            push_request(&push, max_unzipped, received_at)
+            push_request(&push, max_unzipped, received_at, &metrics)
         })
         .await;
     match handled {

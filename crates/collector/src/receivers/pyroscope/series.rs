@@ -3,7 +3,9 @@
 //! it. A sample that cannot be read is left out and reported; the others
 //! go on.
 
-use profbridge_pprof::{gunzip, is_gzip, parse_any, DecodeError, DecodeOptions, Profile};
+use profbridge_pprof::{
+    gunzip, is_gzip, parse_any_keeping_raw, DecodeError, DecodeOptions, ParseError, Profile,
+};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 
@@ -12,6 +14,7 @@ use crate::push_v1::{
 };
 use crate::receivers::handoff::string_attributes;
 use crate::receivers::legacy_http::Failure;
+use crate::telemetry::ReceiverMetrics;
 
 /// The resource attribute `__name__` becomes.
 pub const PROFILE_NAME_ATTRIBUTE: &str = "pyroscope.profile_name";
@@ -65,6 +68,7 @@ pub(super) fn push_request(
     push: &PushRequest,
     max_unzipped: usize,
     received_at: i64,
+    metrics: &ReceiverMetrics,
 ) -> Result<(ExportProfilesServiceRequest, Rejections), Failure> {
     let mut rejections = Rejections::default();
     let mut room = max_unzipped;
@@ -72,7 +76,7 @@ pub(super) fn push_request(
     for (s, series) in push.series.iter().enumerate() {
         for (i, sample) in series.samples.iter().enumerate() {
             rejections.total += 1;
-            match read_profile(&sample.raw_profile, &mut room) {
+            match read_profile(&sample.raw_profile, &mut room, metrics) {
                 Ok(mut profile) => {
                     if profile.time_nanos == 0 {
                         profile.time_nanos = received_at;
@@ -128,9 +132,25 @@ pub(super) fn push_request(
     Ok((converted.request, rejections))
 }
 
+/// Why one raw profile of a push cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum RawProfileError {
+    #[error("the raw profiles decompress to more than max_request_body_size in all: {0}")]
+    TooLarge(DecodeError),
+    #[error("cannot gunzip the raw profile: {0}")]
+    Gunzip(DecodeError),
+    #[error("cannot read the profile: {0}")]
+    Parse(ParseError),
+}
+
 /// A raw profile, gunzipped within `room` (which shrinks by what it took),
-/// then read as `parse_any` reads profiles.
-fn read_profile(raw: &[u8], room: &mut usize) -> Result<Profile, String> {
+/// then read as every received pprof is: strings that are not UTF-8 are
+/// replaced, and counted.
+fn read_profile(
+    raw: &[u8],
+    room: &mut usize,
+    metrics: &ReceiverMetrics,
+) -> Result<Profile, RawProfileError> {
     let limits = DecodeOptions {
         max_input_bytes: raw.len().max(1),
         max_decompressed_bytes: *room,
@@ -138,10 +158,8 @@ fn read_profile(raw: &[u8], room: &mut usize) -> Result<Profile, String> {
     let unzipped;
     let bytes = if is_gzip(raw) {
         unzipped = gunzip(raw, &limits).map_err(|error| match error {
-            DecodeError::DecompressedTooLarge { .. } => format!(
-                "the raw profiles decompress to more than max_request_body_size in all: {error}"
-            ),
-            other => format!("cannot gunzip the raw profile: {other}"),
+            DecodeError::DecompressedTooLarge { .. } => RawProfileError::TooLarge(error),
+            other => RawProfileError::Gunzip(other),
         })?;
         *room = room.saturating_sub(unzipped.len());
         unzipped.as_slice()
@@ -152,9 +170,10 @@ fn read_profile(raw: &[u8], room: &mut usize) -> Result<Profile, String> {
         max_input_bytes: bytes.len().max(1),
         max_decompressed_bytes: *room,
     };
-    parse_any(bytes, &limits)
-        .map(|(profile, _)| profile)
-        .map_err(|error| format!("cannot read the profile: {error}"))
+    let (profile, _, replaced) =
+        parse_any_keeping_raw(bytes, &limits).map_err(RawProfileError::Parse)?;
+    metrics.strings_replaced(replaced.len());
+    Ok(profile)
 }
 
 fn place(series: &crate::push_v1::RawProfileSeries, s: usize, i: usize) -> String {
@@ -254,7 +273,7 @@ mod tests {
                 },
             ],
         };
-        let result = push_request(&push, 1 << 20, 42);
+        let result = push_request(&push, 1 << 20, 42, &ReceiverMetrics::default());
         let Ok((request, rejections)) = result else {
             unreachable!("{result:?}");
         };
@@ -269,9 +288,14 @@ mod tests {
         let only_bad = PushRequest {
             series: vec![push.series[1].clone()],
         };
-        assert!(push_request(&only_bad, 1 << 20, 42).is_err());
-        assert!(push_request(&PushRequest::default(), 1 << 20, 42)
-            .is_err_and(|e| e.message().contains("no profiles")));
+        assert!(push_request(&only_bad, 1 << 20, 42, &ReceiverMetrics::default()).is_err());
+        assert!(push_request(
+            &PushRequest::default(),
+            1 << 20,
+            42,
+            &ReceiverMetrics::default()
+        )
+        .is_err_and(|e| e.message().contains("no profiles")));
         // A gzip bomb against the shared budget.
         let mut big = Vec::new();
         {
@@ -289,7 +313,9 @@ mod tests {
                 }],
             }],
         };
-        assert!(push_request(&bomb, 1 << 20, 42)
-            .is_err_and(|e| e.message().contains("max_request_body_size")));
+        assert!(
+            push_request(&bomb, 1 << 20, 42, &ReceiverMetrics::default())
+                .is_err_and(|e| e.message().contains("max_request_body_size"))
+        );
     }
 }
