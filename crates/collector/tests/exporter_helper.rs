@@ -866,7 +866,11 @@ async fn a_persistent_queue_on_a_small_disk_never_fills_it_with_delivered_reques
     // Filled by something else, the disk still takes a request in the
     // place of the delivered ones, which the queue gives up first.
     let first_filler = disk.fill();
-    harness.exporter.offer(padded_batch(0, REQUEST)).await.unwrap();
+    harness
+        .exporter
+        .offer(padded_batch(0, REQUEST))
+        .await
+        .unwrap();
     // Filled again, it refuses, retryably, and counts it; with room again
     // the queue takes requests by itself.
     let filler = disk.fill();
