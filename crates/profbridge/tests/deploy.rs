@@ -806,15 +806,17 @@ fn with_tls_and_auth(text: &str) -> String {
     out
 }
 
-/// Non-empty stand-ins for the certificate, key and token, where the
-/// gateway's files expect them: `validate` checks the files exist.
+/// A self-signed certificate with its key, and a token, where the
+/// gateway's files expect them: `validate` loads them as `serve` does.
 fn secret_files(dir: &Path) -> (PathBuf, PathBuf) {
     let (tls, auth) = (dir.join("tls"), dir.join("auth"));
     std::fs::create_dir_all(&tls).unwrap();
     std::fs::create_dir_all(&auth).unwrap();
-    for (folder, file) in [(&tls, "tls.crt"), (&tls, "tls.key"), (&auth, "token")] {
-        std::fs::write(folder.join(file), "stand-in\n").unwrap();
-    }
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["profbridge-gateway".to_owned()]).unwrap();
+    std::fs::write(tls.join("tls.crt"), certified.cert.pem()).unwrap();
+    std::fs::write(tls.join("tls.key"), certified.signing_key.serialize_pem()).unwrap();
+    std::fs::write(auth.join("token"), "a-token-for-the-test\n").unwrap();
     (tls, auth)
 }
 
