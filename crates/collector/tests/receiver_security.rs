@@ -770,10 +770,12 @@ async fn silent_flood(
     opened
 }
 
-/// Issue 19, case 6: 300 silent connections per listener, reopened as
-/// they are closed, do not keep TLS clients out: a new handshake evicts
-/// the oldest one in progress rather than waiting for a slot (there used
-/// to be 256 slots held for 10 s each).
+/// Issue 19, case 6: 200 silent connections per listener (over three
+/// times the 64 handshake slots; 800 descriptors in this process with the
+/// server's ends, under the usual limit of 1024), reopened as they are
+/// closed, do not keep TLS clients out: a new handshake evicts the oldest
+/// one in progress rather than waiting for a slot (there used to be 256
+/// slots held for 10 s each).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_connections_do_not_keep_tls_clients_out() {
     let files = Files::new("receiver-tls-flood");
@@ -784,7 +786,7 @@ async fn silent_connections_do_not_keep_tls_clients_out() {
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flood = tokio::spawn(silent_flood(
         vec![collector.grpc, collector.http],
-        300,
+        200,
         std::sync::Arc::clone(&stop),
     ));
     // Let the flood take every slot it can.
@@ -816,6 +818,6 @@ async fn silent_connections_do_not_keep_tls_clients_out() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let opened = flood.await.unwrap();
-    assert!(opened >= 600, "{opened}");
+    assert!(opened >= 400, "{opened}");
     collector.stop().await;
 }
