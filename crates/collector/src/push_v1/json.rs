@@ -15,7 +15,7 @@ use super::{LabelPair, PushRequest, RawProfileSeries, RawSample};
 #[derive(Debug, thiserror::Error)]
 pub enum JsonError {
     #[error("the JSON body is not a PushRequest: {0}")]
-    Syntax(#[from] serde_json::Error),
+    Syntax(serde_json::Error),
     #[error("the JSON body is not a PushRequest: it is not an object")]
     NotAnObject,
     #[error("series {series}, sample {sample}: rawProfile is not base64: {error}")]
@@ -71,7 +71,7 @@ pub fn decode(body: &[u8]) -> Result<PushRequest, JsonError> {
     if body.trim_ascii_start().first() != Some(&b'{') {
         return Err(JsonError::NotAnObject);
     }
-    let request: Request = serde_json::from_slice(body)?;
+    let request: Request = serde_json::from_slice(body).map_err(JsonError::Syntax)?;
     let mut series = Vec::new();
     for (s, json) in request.series.unwrap_or_default().into_iter().enumerate() {
         let labels = json

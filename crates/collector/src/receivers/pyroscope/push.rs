@@ -57,13 +57,21 @@ impl Codec {
         }
     }
 
-    fn decode(self, body: &[u8]) -> Result<PushRequest, String> {
+    fn decode(self, body: &[u8]) -> Result<PushRequest, BodyError> {
         match self {
-            Self::Proto => PushRequest::decode(body)
-                .map_err(|error| format!("the body is not a protobuf PushRequest: {error}")),
-            Self::Json => json::decode(body).map_err(|error| error.to_string()),
+            Self::Proto => PushRequest::decode(body).map_err(BodyError::Protobuf),
+            Self::Json => json::decode(body).map_err(BodyError::Json),
         }
     }
+}
+
+/// Why a push's body is not a `PushRequest`.
+#[derive(Debug, thiserror::Error)]
+enum BodyError {
+    #[error("the body is not a protobuf PushRequest: {0}")]
+    Protobuf(prost::DecodeError),
+    #[error("{0}")]
+    Json(json::JsonError),
 }
 
 pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body: Body) -> Response {
@@ -97,7 +105,9 @@ pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body:
     let metrics = intake.metrics.clone();
     let handled = intake
         .handle_with(&headers, body, move |raw| {
-            let push = codec.decode(&raw).map_err(Failure::BadRequest)?;
+            let push = codec
+                .decode(&raw)
+                .map_err(|error| Failure::BadRequest(error.to_string()))?;
             drop(raw);
             push_request(&push, max_unzipped, received_at, &metrics)
         })
