@@ -266,6 +266,11 @@ impl SmallDisk {
 
 impl Drop for SmallDisk {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.mount.path()).status();
+        // Lazily: files a failed test left open (an exporter's queue, say)
+        // would otherwise keep it mounted.
+        let _ = Command::new("umount")
+            .arg("--lazy")
+            .arg(self.mount.path())
+            .status();
     }
 }
