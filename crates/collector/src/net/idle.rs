@@ -63,6 +63,29 @@ impl<S> IdleTimeout<S> {
     }
 }
 
+impl<S> IdleTimeout<S> {
+    /// The inner stream's answer, with the idle clock moved on when bytes
+    /// went through, or `TimedOut` once the stream has been idle too long.
+    fn settle<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        polled: Poll<io::Result<T>>,
+        progressed: impl FnOnce(&T) -> bool,
+    ) -> Poll<io::Result<T>> {
+        match polled {
+            Poll::Ready(Ok(value)) => {
+                if progressed(&value) {
+                    self.moved();
+                }
+                Poll::Ready(Ok(value))
+            }
+            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
+            Poll::Pending if self.expired(cx) => Poll::Ready(Err(Self::timed_out())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for IdleTimeout<S> {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -71,17 +94,9 @@ impl<S: AsyncRead + Unpin> AsyncRead for IdleTimeout<S> {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         let before = buf.filled().len();
-        match Pin::new(&mut this.inner).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                if buf.filled().len() > before {
-                    this.moved();
-                }
-                Poll::Ready(Ok(()))
-            }
-            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-            Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
-            Poll::Pending => Poll::Pending,
-        }
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        let grew = buf.filled().len() > before;
+        this.settle(cx, polled, |()| grew)
     }
 }
 
@@ -92,17 +107,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_write(cx, buf) {
-            Poll::Ready(Ok(written)) => {
-                if written > 0 {
-                    this.moved();
-                }
-                Poll::Ready(Ok(written))
-            }
-            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-            Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
-            Poll::Pending => Poll::Pending,
-        }
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        this.settle(cx, polled, |written| *written > 0)
     }
 
     fn poll_write_vectored(
@@ -111,17 +117,8 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for IdleTimeout<S> {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_write_vectored(cx, bufs) {
-            Poll::Ready(Ok(written)) => {
-                if written > 0 {
-                    this.moved();
-                }
-                Poll::Ready(Ok(written))
-            }
-            Poll::Ready(Err(error)) => Poll::Ready(Err(error)),
-            Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
-            Poll::Pending => Poll::Pending,
-        }
+        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        this.settle(cx, polled, |written| *written > 0)
     }
 
     fn is_write_vectored(&self) -> bool {
