@@ -821,3 +821,41 @@ async fn silent_connections_do_not_keep_tls_clients_out() {
     assert!(opened >= 400, "{opened}");
     collector.stop().await;
 }
+
+/// A client refused for its token that trickles its body gets its 401
+/// after a bounded drain, not after the whole body (or never).
+#[tokio::test]
+async fn a_refused_body_sent_slowly_is_answered_within_the_drain_time() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let files = Files::new("receiver-auth-trickle");
+    let token_file = files.write("token", "s3cret\n");
+    let collector = Collector::start(&format!("auth:\n  bearer_token_file: {token_file}\n")).await;
+    let stream = tokio::net::TcpStream::connect(collector.http)
+        .await
+        .unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    let head = format!(
+        "POST /v1development/profiles HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-protobuf\r\nContent-Length: 1000000\r\n\r\n",
+        collector.http
+    );
+    writer.write_all(head.as_bytes()).await.unwrap();
+    let trickle = tokio::spawn(async move {
+        // A byte every 200 ms: never idle, never done (under a minute).
+        for _ in 0..300 {
+            if writer.write_all(b"x").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+    let mut answer = vec![0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(20), reader.read(&mut answer))
+        .await
+        .expect("the 401 comes within the drain time (5 s) and a margin")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    trickle.abort();
+    collector.stop().await;
+}

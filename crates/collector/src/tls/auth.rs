@@ -106,6 +106,10 @@ fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
     std::hint::black_box(difference) == 0
 }
 
+/// How long a refused request's body is read before the 401 is sent
+/// anyway.
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[derive(Clone)]
 struct Guard {
     auth: BearerAuth,
@@ -148,7 +152,10 @@ async fn check(State(guard): State<Guard>, request: Request, next: Next) -> Resp
         .get(header::EXPECT)
         .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"));
     if !expects_continue {
-        drain(request.into_body(), guard.drain_limit).await;
+        // An unauthenticated client gets no more time than this, however
+        // slowly it sends.
+        let _ =
+            tokio::time::timeout(DRAIN_TIME, drain(request.into_body(), guard.drain_limit)).await;
     }
     (
         StatusCode::UNAUTHORIZED,
