@@ -83,19 +83,6 @@ async fn accept_loop(
     let mut pause = FIRST_PAUSE;
     let mut failing = false;
     loop {
-        let slot = match Arc::clone(&slots).try_acquire_owned() {
-            Ok(slot) => slot,
-            Err(_) => {
-                // At the cap: a silent handshake gives its place up first.
-                if handshakes.evict_oldest() {
-                    tracing::debug!("at max_connections: evicted the oldest TLS handshake");
-                }
-                let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
-                    return;
-                };
-                slot
-            }
-        };
         let (stream, peer) = loop {
             match listener.accept().await {
                 Ok(accepted) => {
@@ -111,6 +98,21 @@ async fn accept_loop(
                     tokio::time::sleep(pause).await;
                     pause = pause.saturating_mul(2).min(MAX_PAUSE);
                 }
+            }
+        };
+        // A slot is taken once a client is there, so that a silent
+        // handshake is evicted only for a client that waits.
+        let slot = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                // At the cap: a silent handshake gives its place up first.
+                if handshakes.evict_oldest() {
+                    tracing::debug!("at max_connections: evicted the oldest TLS handshake");
+                }
+                let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+                    return;
+                };
+                slot
             }
         };
         // Without TCP_NODELAY, a reply written in pieces waits for the

@@ -4,12 +4,15 @@
 //!
 //! Temporary files are named `.profbridge-PID-N.tmp`. At start the
 //! exporter has written none yet, so its own PID's are stale (a container
-//! restarts as the same PID), and so are those of PIDs that no longer run;
-//! those of live processes (another collector writing to the same
-//! directory) are left alone.
+//! restarts as the same PID), and so are those of PIDs that no longer run
+//! in this PID namespace. An exporter's directory belongs to one collector:
+//! another one writing there, from another container, would lose its
+//! temporary files (its writes fail and are retried).
 //!
-//! A JSON lines file (it starts with `{`) that does not end with a newline
-//! ends in a cut line: the file is cut back to its last newline. The cut
+//! A JSON lines file that does not end with a newline ends in a cut line:
+//! the file is cut back to its last newline. It is taken for JSON lines
+//! only when its first line is a whole JSON value and its tail is not, so
+//! a pretty-printed JSON file someone left there is not touched. The cut
 //! line's request was never acknowledged by the write, so the sending
 //! queue still holds it (on disk, with `storage`) and writes it again.
 
@@ -81,8 +84,10 @@ fn process_is_running(_pid: u32) -> bool {
 const CHUNK: u64 = 64 << 10;
 
 /// Cuts a JSON lines file back to just after its last newline when it
-/// does not end with one; true when it did. Files that do not start with
-/// `{` are not JSON lines and are never changed.
+/// does not end with one and what follows that newline is not a whole
+/// JSON value; true when it did. Files that do not start with `{`, or
+/// whose first line is not a whole JSON value, are not JSON lines and are
+/// never changed.
 pub fn cut_partial_line(path: &Path) -> io::Result<bool> {
     let mut file = OpenOptions::new().read(true).write(true).open(path)?;
     let length = file.metadata()?.len();
@@ -112,8 +117,44 @@ pub fn cut_partial_line(path: &Path) -> io::Result<bool> {
         }
         end = start;
     };
+    // A whole value after the last newline was not cut short.
+    if is_json_value(&mut file, keep, length)? {
+        return Ok(false);
+    }
+    if keep > 0 {
+        let first_line = first_line_end(&mut file, keep)?;
+        if !is_json_value(&mut file, 0, first_line)? {
+            return Ok(false);
+        }
+    }
     file.set_len(keep)?;
     Ok(true)
+}
+
+/// Whether bytes `start..end` of the file are one whole JSON value, read
+/// as a stream (a line may be many megabytes).
+fn is_json_value(file: &mut std::fs::File, start: u64, end: u64) -> io::Result<bool> {
+    file.seek(SeekFrom::Start(start))?;
+    let reader = io::BufReader::new(Read::by_ref(file).take(end.saturating_sub(start)));
+    Ok(serde_json::from_reader::<_, serde::de::IgnoredAny>(reader).is_ok())
+}
+
+/// Where the first line ends (its newline's offset), at most `limit`.
+fn first_line_end(file: &mut std::fs::File, limit: u64) -> io::Result<u64> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut buffer = vec![0u8; CHUNK as usize];
+    let mut offset = 0u64;
+    while offset < limit {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        if let Some(newline) = buffer.iter().take(read).position(|&byte| byte == b'\n') {
+            return Ok((offset + newline as u64).min(limit));
+        }
+        offset += read as u64;
+    }
+    Ok(limit)
 }
 
 #[cfg(test)]
@@ -147,6 +188,21 @@ mod tests {
         fs::write(&path, "{\"cut\":".repeat(30_000)).unwrap();
         assert!(cut_partial_line(&path).unwrap());
         assert_eq!(fs::metadata(&path).unwrap().len(), 0);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn pretty_printed_json_and_whole_unterminated_lines_are_left_alone() {
+        let dir = temp_dir("pretty");
+        let pretty = dir.join("settings.json");
+        fs::write(&pretty, "{\n  \"a\": 1,\n  \"b\": [1, 2]\n}").unwrap();
+        let whole = dir.join("one.jsonl");
+        fs::write(&whole, "{\"a\":1}\n{\"b\":2}").unwrap();
+        for path in [&pretty, &whole] {
+            let before = fs::read(path).unwrap();
+            assert!(!cut_partial_line(path).unwrap(), "{path:?}");
+            assert_eq!(fs::read(path).unwrap(), before);
+        }
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -39,6 +39,9 @@ pub struct BodyBudget<'a> {
     pub timeout: std::time::Duration,
 }
 
+/// The most a body's buffer takes before its bytes arrive.
+const FIRST_CAPACITY: usize = 64 << 10;
+
 /// Reads `body` whole, holding its bytes in every pipeline as they come.
 pub async fn read_admitted<B>(
     body: &mut B,
@@ -55,11 +58,12 @@ where
             limit: budget.limit,
         });
     }
-    let initial = declared.unwrap_or(0);
-    let Some(mut admission) = admit(budget.pipelines, initial, budget.metrics) else {
+    // Held as bytes arrive, not as declared: a client that declares a large
+    // body and stalls must not hold the budget for nothing.
+    let Some(mut admission) = admit(budget.pipelines, 0, budget.metrics) else {
         return Err(BodyError::Unavailable);
     };
-    let mut buffer = BytesMut::with_capacity(initial);
+    let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0).min(FIRST_CAPACITY));
     loop {
         let frame = tokio::time::timeout_at(budget.deadline, body.frame()).await;
         let frame = match frame {
@@ -152,8 +156,14 @@ mod tests {
         let error =
             refused(read_admitted(&mut Full::new(Bytes::from(vec![1u8; 50])), None, &spec).await);
         assert!(matches!(error, BodyError::Unavailable), "{error:?}");
-        let error = refused(read_admitted(&mut Full::new(Bytes::new()), Some(50), &spec).await);
-        assert!(matches!(error, BodyError::Unavailable), "{error:?}");
+        // A declared length is not held before its bytes come: a client
+        // that declares more than there is room for and stalls holds nothing.
+        let (bytes, admission) = read_admitted(&mut Full::new(Bytes::new()), Some(50), &spec)
+            .await
+            .unwrap();
+        assert!(bytes.is_empty());
+        assert_eq!(handles[0].budget().used(), 60);
+        drop(admission);
         drop(held);
         assert_eq!(handles[0].budget().used(), 0);
         let error = refused(read_admitted(&mut Full::new(Bytes::new()), Some(1001), &spec).await);

@@ -115,17 +115,17 @@ pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body:
     match handled {
         Handled::Reached(outcome, rejections) => {
             let rejections = rejections.unwrap_or_default();
-            if matches!(outcome, Outcome::Accepted { .. }) && !rejections.reasons.is_empty() {
+            if matches!(outcome, Outcome::Accepted { .. }) && rejections.left_out > 0 {
                 // The intake counted what it validated; these never got there.
                 intake
                     .metrics
-                    .refused(RefusedReason::Invalid, rejections.reasons.len());
+                    .refused(RefusedReason::Invalid, rejections.left_out);
                 tracing::warn!(
                     receiver = %intake.metrics.receiver,
                     transport = intake.metrics.transport,
                     reason = RefusedReason::Invalid.as_str(),
-                    refused_profiles = rejections.reasons.len(),
-                    detail = rejections.reasons.join("; "),
+                    refused_profiles = rejections.left_out,
+                    detail = rejections.summary(),
                     "refused profiles of a push that cannot be read"
                 );
             }
@@ -151,12 +151,12 @@ fn failure_error(failure: &Failure) -> ConnectError {
 fn outcome_response(codec: Codec, outcome: Outcome, mut rejections: Rejections) -> Response {
     match outcome {
         Outcome::Accepted { rejected, reason } => {
-            let left_out = rejections.reasons.len().saturating_add(rejected);
+            let left_out = rejections.left_out.saturating_add(rejected);
             if left_out == 0 {
                 return success(codec);
             }
             if rejected > 0 {
-                rejections.reasons.push(reason);
+                rejections.describe(reason);
             }
             let kept = rejections.total.saturating_sub(left_out);
             error_response(&ConnectError::new(
@@ -164,7 +164,7 @@ fn outcome_response(codec: Codec, outcome: Outcome, mut rejections: Rejections) 
                 format!(
                     "kept {kept} of {} profiles; left out: {}",
                     rejections.total,
-                    rejections.reasons.join("; ")
+                    rejections.summary()
                 ),
             ))
         }

@@ -30,7 +30,44 @@ pub const SPY_NAME_ATTRIBUTE: &str = "pyroscope.spy_name";
 #[derive(Debug, Default)]
 pub(super) struct Rejections {
     pub total: usize,
+    /// Profiles left out before the intake.
+    pub left_out: usize,
+    /// The first [`MAX_REASONS`] reasons; `untold` counts the others.
     pub reasons: Vec<String>,
+    untold: usize,
+}
+
+/// A push of millions of broken samples must not make millions of
+/// messages: answers and logs give this many reasons, then a count.
+const MAX_REASONS: usize = 10;
+
+/// Label values in messages are cut to this many characters.
+const MAX_NAME_CHARS: usize = 64;
+
+impl Rejections {
+    /// A profile left out, and why.
+    pub fn note(&mut self, reason: String) {
+        self.left_out = self.left_out.saturating_add(1);
+        self.describe(reason);
+    }
+
+    /// A reason to give, for profiles counted elsewhere.
+    pub fn describe(&mut self, reason: String) {
+        if self.reasons.len() < MAX_REASONS {
+            self.reasons.push(reason);
+        } else {
+            self.untold = self.untold.saturating_add(1);
+        }
+    }
+
+    /// The reasons joined, and how many were not told.
+    pub fn summary(&self) -> String {
+        let told = self.reasons.join("; ");
+        match self.untold {
+            0 => told,
+            untold => format!("{told}; and {untold} more"),
+        }
+    }
 }
 
 /// The resource attributes of a series' labels: `service_name` is
@@ -83,9 +120,7 @@ pub(super) fn push_request(
                     }
                     profiles.push((s, profile));
                 }
-                Err(reason) => rejections
-                    .reasons
-                    .push(format!("{}: {reason}", place(series, s, i))),
+                Err(reason) => rejections.note(format!("{}: {reason}", place(series, s, i))),
             }
         }
     }
@@ -120,13 +155,13 @@ pub(super) fn push_request(
             || format!("profile {index}"),
             |(s, series)| format!("series {s}{}", series_name(series)),
         );
-        rejections.reasons.push(format!("{place}: {error}"));
+        rejections.note(format!("{place}: {error}"));
     }
     if converted.rejected.len() == inputs.len() {
         return Err(Failure::BadRequest(format!(
             "none of the {} profiles can be read: {}",
             rejections.total,
-            rejections.reasons.join("; ")
+            rejections.summary()
         )));
     }
     Ok((converted.request, rejections))
@@ -189,7 +224,10 @@ fn series_name(series: &crate::push_v1::RawProfileSeries) -> String {
                 .labels
                 .iter()
                 .find(|label| label.name == *name)
-                .map(|label| format!("{name}={:?}", label.value))
+                .map(|label| {
+                    let value: String = label.value.chars().take(MAX_NAME_CHARS).collect();
+                    format!("{name}={value:?}")
+                })
         })
         .collect();
     if named.is_empty() {
@@ -285,6 +323,20 @@ mod tests {
             "{:?}",
             rejections.reasons
         );
+        // Thousands of broken samples under a long name: the reasons are
+        // few and short, the count exact.
+        let mut many = push.clone();
+        many.series[1].labels = vec![LabelPair::new("service_name", "n".repeat(100_000))];
+        many.series[1].samples = vec![many.series[1].samples[0].clone(); 5000];
+        let result = push_request(&many, 1 << 20, 42, &ReceiverMetrics::default());
+        let Ok((_, rejections)) = result else {
+            unreachable!("{result:?}");
+        };
+        assert_eq!(rejections.left_out, 5000);
+        assert_eq!(rejections.reasons.len(), MAX_REASONS);
+        let summary = rejections.summary();
+        assert!(summary.ends_with("; and 4990 more"), "{summary}");
+        assert!(summary.len() < 4000, "{} bytes", summary.len());
         let only_bad = PushRequest {
             series: vec![push.series[1].clone()],
         };
