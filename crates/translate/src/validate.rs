@@ -39,11 +39,17 @@ pub enum OtlpError {
     NoDictionary,
     /// Entry 0 of a table is missing or holds data.
     #[error("dictionary: {0}")]
-    ZeroEntry(#[from] ZeroEntryError),
+    ZeroEntry(ZeroEntryError),
     #[error("dictionary: {place}: {problem}")]
     Dictionary { place: String, problem: String },
     #[error("{at}: {problem}")]
     Profile { at: ProfileRef, problem: String },
+}
+
+impl From<ZeroEntryError> for OtlpError {
+    fn from(error: ZeroEntryError) -> Self {
+        Self::ZeroEntry(error)
+    }
 }
 
 /// The profiles a request holds that are invalid, each with its reason.

@@ -12,7 +12,7 @@ use opentelemetry_proto::tonic::common::v1::EntityRef;
 use profbridge_testkit::otlp_strategies::request_strategy;
 use profbridge_translate::json::{
     request_from_json, request_from_json_noting_unknown_keys, request_from_json_value,
-    request_to_json, request_to_json_string, JsonError,
+    request_to_json, request_to_json_string, JsonError, MAX_UNKNOWN_KEYS,
 };
 use profbridge_translate::otlp::{
     any_value, AnyValue, ArrayValue, ExportProfilesServiceRequest, Function, InstrumentationScope,
@@ -694,6 +694,20 @@ fn deep_nesting_is_refused_without_overflowing() {
         request_from_json(document.to_string().as_bytes()),
         Err(JsonError::Syntax(_))
     ));
+}
+
+#[test]
+fn a_document_of_many_unknown_keys_names_only_the_first_few() {
+    let fields: serde_json::Map<String, serde_json::Value> = (0..10_000)
+        .map(|i| (format!("unknown{i}"), json!(i)))
+        .collect();
+    let document = json!({ "resourceProfiles": [serde_json::Value::Object(fields)] });
+    let read = request_from_json_noting_unknown_keys(document.to_string().as_bytes()).unwrap();
+    assert_eq!(read.unknown_keys.len(), MAX_UNKNOWN_KEYS);
+    assert!(read
+        .unknown_keys
+        .iter()
+        .all(|key| key.starts_with("resourceProfiles[].unknown")));
 }
 
 proptest! {

@@ -103,6 +103,10 @@ fn next_field<'a>(buf: &mut &'a [u8]) -> Option<Field<'a>> {
 pub(crate) fn decode_lossy(
     bytes: &[u8],
 ) -> Option<Result<(Profile, RawStrings), prost::DecodeError>> {
+    // Most refused inputs are just broken: find that out without copying.
+    if !has_invalid_string(bytes) {
+        return None;
+    }
     let mut buf = bytes;
     let mut table = Vec::new();
     let mut raw = RawStrings::default();
@@ -135,6 +139,20 @@ pub(crate) fn decode_lossy(
         profile.string_table = table;
         (profile, raw)
     }))
+}
+
+/// Whether a string-table entry that is not UTF-8 comes before the first
+/// malformed field; reads without allocating.
+fn has_invalid_string(bytes: &[u8]) -> bool {
+    let mut buf = bytes;
+    while buf.has_remaining() {
+        match next_field(&mut buf) {
+            Some(Field::String(string)) if std::str::from_utf8(string).is_err() => return true,
+            Some(_) => {}
+            None => return false,
+        }
+    }
+    false
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ use thiserror::Error;
 
 pub use any_value::{any_value_from_json, any_value_to_json};
 
+pub use self::path::MAX_UNKNOWN_KEYS;
 use self::path::{Path, UnknownKeys};
 
 use crate::otlp::ExportProfilesServiceRequest;
@@ -62,7 +63,8 @@ pub fn request_from_json_value(value: &Value) -> Result<ExportProfilesServiceReq
 pub struct ReadWithUnknownKeys {
     pub request: ExportProfilesServiceRequest,
     /// Each skipped key once, by its path with list indexes written `[]`
-    /// (`resourceProfiles[].scopeProfiles[].profiles[].sample`), sorted.
+    /// (`resourceProfiles[].scopeProfiles[].profiles[].sample`), sorted;
+    /// the first [`MAX_UNKNOWN_KEYS`] found.
     pub unknown_keys: Vec<String>,
 }
 

@@ -75,14 +75,23 @@ impl fmt::Display for Path<'_> {
 
 /// The keys a decoder skipped because the schema has no such field, each
 /// once by its path with indexes left out (`resourceProfiles[].x`).
+/// At most [`MAX_UNKNOWN_KEYS`] are kept: a document of millions of
+/// unknown keys must not make millions of strings.
 #[derive(Debug, Default)]
 pub(crate) struct UnknownKeys(RefCell<BTreeSet<String>>);
 
+/// How many distinct unknown keys are noted.
+pub const MAX_UNKNOWN_KEYS: usize = 20;
+
 impl UnknownKeys {
     pub(crate) fn note(&self, at: &Path<'_>, key: &str) {
+        let mut keys = self.0.borrow_mut();
+        if keys.len() >= MAX_UNKNOWN_KEYS {
+            return;
+        }
         let mut shape = String::new();
         at.key(key).write_shape(&mut shape);
-        self.0.borrow_mut().insert(shape);
+        keys.insert(shape);
     }
 
     pub(crate) fn into_sorted(self) -> Vec<String> {

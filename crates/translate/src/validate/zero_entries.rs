@@ -82,7 +82,7 @@ pub enum ZeroEntryError {
         len: usize,
     },
     /// A trace or span id that is neither empty nor all zero bytes.
-    #[error("link_table[0].{field} is {}{}, must be empty", hex::encode(.id), id_size_note(.id, *.size))]
+    #[error("link_table[0].{field} is {}{}, must be empty", shown_id(.id), id_size_note(.id, *.size))]
     Id {
         field: &'static str,
         id: Vec<u8>,
@@ -93,6 +93,28 @@ pub enum ZeroEntryError {
     /// name, `shown` its value as the message shows it).
     #[error("attribute_table[0].value is {member} {shown}, must be empty")]
     Value { member: &'static str, shown: String },
+}
+
+/// Messages show this much of a value that holds data, so that a huge
+/// entry 0 does not make a huge error.
+const SHOWN_CHARS: usize = 40;
+const SHOWN_ID_BYTES: usize = 32;
+
+fn shortened(text: &str) -> String {
+    if text.chars().count() <= SHOWN_CHARS {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(SHOWN_CHARS).collect();
+    cut.push('…');
+    cut
+}
+
+fn shown_id(id: &[u8]) -> String {
+    let mut shown = hex::encode(id.get(..SHOWN_ID_BYTES).unwrap_or(id));
+    if id.len() > SHOWN_ID_BYTES {
+        shown.push('…');
+    }
+    shown
 }
 
 fn entries(len: usize) -> &'static str {
@@ -135,7 +157,7 @@ pub(crate) fn check_zero_entries(d: &ProfilesDictionary) -> Result<(), ZeroEntry
     zero_link(first(&d.link_table, Table::Link)?)?;
     let string = first(&d.string_table, Table::String)?;
     if !string.is_empty() {
-        return Err(ZeroEntryError::String(string.clone()));
+        return Err(ZeroEntryError::String(shortened(string)));
     }
     zero_attribute(first(&d.attribute_table, Table::Attribute)?)?;
     zero_stack(first(&d.stack_table, Table::Stack)?)
@@ -228,7 +250,7 @@ fn zero_stack(s: &Stack) -> Result<(), ZeroEntryError> {
 /// The proto name of an `AnyValue` member, and its value as shown.
 fn describe(value: &any_value::Value) -> (&'static str, String) {
     match value {
-        any_value::Value::StringValue(s) => ("string_value", format!("{s:?}")),
+        any_value::Value::StringValue(s) => ("string_value", format!("{:?}", shortened(s))),
         any_value::Value::BoolValue(b) => ("bool_value", b.to_string()),
         any_value::Value::IntValue(i) => ("int_value", i.to_string()),
         any_value::Value::DoubleValue(d) => ("double_value", d.to_string()),

@@ -439,6 +439,32 @@ fn entries_that_hold_data_are_refused_naming_table_and_field() {
 }
 
 #[test]
+fn huge_entries_give_short_messages() {
+    let request = decoded(&request_bytes(&ZeroEntries::default(), false));
+    let mut long_string = request.clone();
+    long_string.dictionary.as_mut().unwrap().string_table[0] = "x".repeat(1 << 20);
+    let message = validate_request(&long_string).unwrap_err().to_string();
+    assert!(
+        message.starts_with(&format!(
+            "dictionary: string_table[0] is \"{}…\"",
+            "x".repeat(40)
+        )),
+        "{message}"
+    );
+    let mut long_id = request;
+    long_id.dictionary.as_mut().unwrap().link_table[0].trace_id = vec![0xab; 1 << 20];
+    let message = validate_request(&long_id).unwrap_err().to_string();
+    assert!(
+        message.starts_with(&format!(
+            "dictionary: link_table[0].trace_id is {}…",
+            "ab".repeat(32)
+        )),
+        "{message}"
+    );
+    assert!(message.len() < 200, "{} bytes", message.len());
+}
+
+#[test]
 fn an_empty_table_has_its_own_message() {
     let request = decoded(&request_bytes(&ZeroEntries::default(), false));
     type Clear = fn(&mut ProfilesDictionary);
