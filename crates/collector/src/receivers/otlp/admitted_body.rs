@@ -5,7 +5,7 @@
 //! [`Admission`] that decoding later grows. A client that stalls holds at
 //! most what the budget allowed it, and only until the deadline.
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use tonic::codegen::{Body, StdError};
 
@@ -39,9 +39,6 @@ pub struct BodyBudget<'a> {
     pub timeout: std::time::Duration,
 }
 
-/// The most a body's buffer takes before its bytes arrive.
-const FIRST_CAPACITY: usize = 64 << 10;
-
 /// Reads `body` whole, holding its bytes in every pipeline as they come.
 pub async fn read_admitted<B>(
     body: &mut B,
@@ -63,7 +60,10 @@ where
     let Some(mut admission) = admit(budget.pipelines, 0, budget.metrics) else {
         return Err(BodyError::Unavailable);
     };
-    let mut buffer = BytesMut::with_capacity(declared.unwrap_or(0).min(FIRST_CAPACITY));
+    // The buffer grows by doubling, up to the declared length, and the
+    // budget holds its capacity, not only what arrived: that is the memory.
+    let most = declared.unwrap_or(budget.limit);
+    let mut buffer: Vec<u8> = Vec::new();
     loop {
         let frame = tokio::time::timeout_at(budget.deadline, body.frame()).await;
         let frame = match frame {
@@ -82,12 +82,16 @@ where
                 limit: budget.limit,
             });
         }
-        if !admission.cover(total, budget.metrics) {
-            return Err(BodyError::Unavailable);
+        if total > buffer.capacity() {
+            let capacity = buffer.capacity().saturating_mul(2).min(most).max(total);
+            if !admission.cover(capacity, budget.metrics) {
+                return Err(BodyError::Unavailable);
+            }
+            buffer.reserve_exact(capacity.saturating_sub(buffer.len()));
         }
         buffer.extend_from_slice(&data);
     }
-    Ok((buffer.freeze(), admission))
+    Ok((Bytes::from(buffer), admission))
 }
 
 /// Reads what is left of a refused body and drops it, up to `limit`
