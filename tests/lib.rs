@@ -1,2 +1,3 @@
-//! End-to-end and interop tests; each `*.rs` beside this file is one test
-//! binary. The crate itself has no code.
+//! End-to-end and interop tests against real tools: `interop.rs` is the
+//! one test binary, each module beside it a group. The crate itself has no
+//! code.

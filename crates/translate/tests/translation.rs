@@ -23,6 +23,7 @@ use profbridge_translate::{
     ToPprofOptions,
 };
 
+#[path = "zero_entries/mod.rs"]
 mod zero_entries;
 
 /// A heap profile as Go writes it: four sample types, the default last.

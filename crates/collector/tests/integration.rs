@@ -1,0 +1,11 @@
+//! Every integration test of collector, in one binary: one link instead of one per file.
+
+mod config;
+mod config_reference;
+mod exporter_helper;
+mod file_exporter;
+mod otlp_exporters;
+mod pipeline_processors;
+mod processors;
+mod pyroscope_exporter;
+mod receiver_security;

@@ -1,0 +1,10 @@
+//! Every integration test of profbridge, in one binary: one link instead of one per file.
+
+mod convert;
+mod deploy;
+mod forwarding;
+mod inspect;
+mod legacy_ingest;
+mod send;
+mod serve;
+mod telemetry;
