@@ -1,36 +1,63 @@
 //! The collector's allocator settings. mimalloc keeps freed memory for a
 //! while (1 s in v3) before giving it back to the system; under steady
 //! load that retention is most of the collector's memory beyond its queue
-//! budgets. `serve` therefore runs with a 50 ms purge delay (what is kept
-//! grows with the delay times the rate requests come and go; with the
-//! receivers and exporters reusing their memory, 50 ms kept the peak at
-//! twice the sustainable load well under the queue budget + 100 MiB, and
-//! giving pages back sooner cost system time, the pages being faulted in
-//! again), unless the
-//! operator set `MIMALLOC_PURGE_DELAY` (or any other `MIMALLOC_` option)
-//! themselves. mimalloc reads its options when the process starts, before
-//! `main`, so the setting takes a re-execution of the same binary with the
-//! same arguments; the process keeps its id and its standard streams.
+//! budgets. `serve` therefore sets a 50 ms purge delay, unless the
+//! operator configured mimalloc through any `MIMALLOC_` variable (see
+//! docs/architecture.md, "Memory is given back", for how it was chosen).
+//!
+//! mimalloc reads the purge delay each time it schedules a purge, so
+//! setting it once at start-up, in-process, takes effect for the whole run.
 
-use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::ffi::{c_int, c_long};
 
-const PURGE_DELAY_VAR: &str = "MIMALLOC_PURGE_DELAY";
-const PURGE_DELAY_MS: &str = "50";
+/// `mi_option_purge_delay` in mimalloc's `mi_option_e` (mimalloc.h): the
+/// sys crate exports no constant for it. `serve`'s start-up log reads the
+/// option back, and a test checks that `MIMALLOC_PURGE_DELAY` shows there.
+const MI_OPTION_PURGE_DELAY: c_int = 15;
+const COLLECTOR_PURGE_DELAY_MS: c_long = 50;
 
-/// Re-executes the process with the collector's allocator settings when
-/// they are not in its environment yet; returns when it cannot (the
-/// collector then runs with mimalloc's defaults).
-pub fn apply_collector_settings() {
-    if std::env::vars_os().any(|(name, _)| name.to_string_lossy().starts_with("MIMALLOC_")) {
-        return;
-    }
-    let Ok(executable) = std::env::current_exe() else {
-        return;
+/// Who chose the purge delay in effect, for the start-up log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PurgeDelaySource {
+    Collector,
+    Environment,
+}
+
+/// The purge delay in effect, in milliseconds, and who chose it.
+#[derive(Debug, Clone, Copy)]
+pub struct AllocatorSettings {
+    pub purge_delay_ms: i64,
+    pub source: PurgeDelaySource,
+}
+
+/// Sets the collector's purge delay unless a `MIMALLOC_` variable is set.
+pub fn apply_collector_settings() -> AllocatorSettings {
+    let configured_by_operator =
+        std::env::vars_os().any(|(name, _)| name.to_string_lossy().starts_with("MIMALLOC_"));
+    let source = if configured_by_operator {
+        PurgeDelaySource::Environment
+    } else {
+        set_purge_delay(COLLECTOR_PURGE_DELAY_MS);
+        PurgeDelaySource::Collector
     };
-    let error = Command::new(executable)
-        .args(std::env::args_os().skip(1))
-        .env(PURGE_DELAY_VAR, PURGE_DELAY_MS)
-        .exec();
-    tracing::debug!(%error, "running with mimalloc's default purge delay");
+    AllocatorSettings {
+        purge_delay_ms: i64::from(purge_delay()),
+        source,
+    }
+}
+
+// The only unsafe code in the workspace: two calls into mimalloc's C API,
+// which takes plain integers and has no preconditions.
+#[allow(unsafe_code)]
+fn set_purge_delay(milliseconds: c_long) {
+    // SAFETY: mi_option_set stores an integer in mimalloc's option table;
+    // any option index and value are accepted.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, milliseconds) }
+}
+
+#[allow(unsafe_code)]
+fn purge_delay() -> c_long {
+    // SAFETY: mi_option_get reads mimalloc's option table (initialising it
+    // from the environment on first use); it has no preconditions.
+    unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) }
 }

@@ -25,10 +25,15 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: &ServeArgs) -> Result<ExitCode> {
-    crate::allocator::apply_collector_settings();
+    let allocator = crate::allocator::apply_collector_settings();
     let config = load(args.config.as_deref())
         .map_err(|errors| anyhow!("invalid configuration:\n{errors}"))?;
     init_logs(&config);
+    tracing::debug!(
+        purge_delay_ms = allocator.purge_delay_ms,
+        set_by = ?allocator.source,
+        "allocator settings"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,5 +1,6 @@
 //! Every integration test of profbridge, in one binary: one link instead of one per file.
 
+mod allocator;
 mod convert;
 mod deploy;
 mod forwarding;
