@@ -3,7 +3,7 @@
 //! encodings work in, and takes back the pprofs it gave once they are
 //! written.
 
-use super::build::{pprof_of_group, GroupBuffers, SchemaUrls};
+use super::group::{pprof_of_group, GroupBuffers, SchemaUrls};
 use super::samples::SampleFields;
 use super::{
     group_profiles, resolve_key_values, OtlpToPprof, PprofOutput, ToPprofOptions, UnassembledPprof,

@@ -1,6 +1,6 @@
 //! OTLP → pprof, as docs/mapping.md specifies.
 
-mod build;
+mod group;
 mod converter;
 mod labels;
 mod rows;
