@@ -23,8 +23,7 @@ use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use prost::Message;
 
-#[path = "../../../tests/support/raw_text.rs"]
-mod raw_text;
+use crate::support::raw_text;
 
 fn profbridge(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_profbridge"))
@@ -515,8 +514,7 @@ fn pdata_and_async_profiler_files_convert_to_pprof_that_go_reads() {
     }
 }
 
-#[path = "support/invalid_utf8.rs"]
-mod invalid_utf8;
+use crate::support::invalid_utf8;
 
 /// pprof → pprof keeps strings that are not UTF-8 byte for byte, raw or
 /// gzipped, from raw or gzipped input; read back with a raw scan of the

@@ -5,16 +5,15 @@
     clippy::indexing_slicing
 )]
 
-//! Forwarding, end to end: two real `profbridge serve` processes on
-//! loopback, A sending to B with the `otlp` or `otlphttp` exporter, fed by
-//! a tonic client. What B writes must be what A took in, through outages
-//! (in-memory and persistent queues, SIGKILL included), permanent errors
-//! (dead letters) and a stalled destination beside a healthy one.
+//! Forwarding, end to end: two collectors on loopback, A sending to B
+//! with the `otlp` or `otlphttp` exporter, fed by a tonic client. What B
+//! writes must be what A took in, through outages (in-memory and
+//! persistent queues, SIGKILL included), permanent errors (dead letters)
+//! and a stalled destination beside a healthy one. The collectors run in
+//! the test process, except where a SIGKILL is the point: there A is a
+//! real `profbridge serve` process.
 //!
 //! Every wait is a poll with a generous bound; nothing asserts on speed.
-
-#[path = "support/collector.rs"]
-mod support;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -40,7 +39,8 @@ use tonic::codec::CompressionEncoding;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Code, Status};
 
-use support::Collector;
+use crate::support::collector::Collector;
+use crate::support::in_process::InProcess;
 
 /// The longest any condition is waited for before the test fails.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -215,9 +215,14 @@ fn assert_same_requests(
     expected: &[ExportProfilesServiceRequest],
     got: &[ExportProfilesServiceRequest],
 ) {
+    assert_same_canonical(what, &canonical(expected), &canonical(got));
+}
+
+/// [`assert_same_requests`] on canonical forms already computed.
+fn assert_same_canonical(what: &str, expected: &[Vec<Resource>], got: &[Vec<Resource>]) {
     assert_eq!(got.len(), expected.len(), "{what}: number of requests");
-    let mut left = canonical(got);
-    for (i, wanted) in canonical(expected).iter().enumerate() {
+    let mut left = got.to_vec();
+    for (i, wanted) in expected.iter().enumerate() {
         let at = left
             .iter()
             .position(|candidate| candidate == wanted)
@@ -256,8 +261,8 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// `GET /metrics` from the collector's telemetry endpoint.
-fn scrape(collector: &Collector) -> String {
-    let address = collector.telemetry.expect("telemetry is on");
+fn scrape(telemetry: Option<SocketAddr>) -> String {
+    let address = telemetry.expect("telemetry is on");
     let mut stream = TcpStream::connect(address).unwrap();
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
     write!(
@@ -288,8 +293,8 @@ fn exporter_series(name: &str, exporter: &str) -> String {
     format!("profbridge_exporter_{name}{{exporter=\"{exporter}\"}}")
 }
 
-fn exporter_metric(collector: &Collector, name: &str, exporter: &str) -> f64 {
-    metric(&scrape(collector), &exporter_series(name, exporter))
+fn exporter_metric(telemetry: Option<SocketAddr>, name: &str, exporter: &str) -> f64 {
+    metric(&scrape(telemetry), &exporter_series(name, exporter))
 }
 
 // ---- a fake destination ----
@@ -354,13 +359,13 @@ fn fake_destination(
 /// Starts B, then A with the exporter `id`, defined by `exporter(&b)`, and
 /// an OTLP file sink; sends generated and corpus requests to A; B must
 /// write exactly what A received (and wrote itself).
-fn chain(label: &str, id: &str, exporter: impl Fn(&Collector) -> String) {
-    let b = Collector::start(&format!("{label}-b"), &sink_config("127.0.0.1:0"));
+fn chain(label: &str, id: &str, exporter: impl Fn(&InProcess) -> String) {
+    let b = InProcess::start(&format!("{label}-b"), &sink_config("127.0.0.1:0"));
     let exporters = format!(
         "{}  file:\n    path: {{data}}\n    format: otlp\n",
         exporter(&b)
     );
-    let a = Collector::start(
+    let a = InProcess::start(
         &format!("{label}-a"),
         &forwarder_config(&exporters, &format!("{id}, file")),
     );
@@ -376,23 +381,28 @@ fn chain(label: &str, id: &str, exporter: impl Fn(&Collector) -> String) {
     wait_until("B to write every request A forwarded", || {
         otlp_file_count(&b.data) >= count
     });
-    let received_by_a = requests_under(&a.data);
-    assert_same_requests(&format!("{label}: A wrote"), &requests, &received_by_a);
-    assert_same_requests(
+    // Each side's canonical forms once: they are most of this test's time.
+    let received_by_a = canonical(&requests_under(&a.data));
+    assert_same_canonical(
+        &format!("{label}: A wrote"),
+        &canonical(&requests),
+        &received_by_a,
+    );
+    assert_same_canonical(
         &format!("{label}: B wrote"),
         &received_by_a,
-        &requests_under(&b.data),
+        &canonical(&requests_under(&b.data)),
     );
     // A counts a request sent once B's answer is in, which may come after
     // B wrote it.
     wait_until("A to count every profile sent", || {
-        exporter_metric(&a, "sent_profiles_total", id) == profile_count(&requests)
+        exporter_metric(a.telemetry, "sent_profiles_total", id) == profile_count(&requests)
     });
 
-    let (status, _) = a.terminate();
-    assert!(status.success(), "A: {status}");
-    let (status, _) = b.terminate();
-    assert!(status.success(), "B: {status}");
+    let (drained, _) = a.stop();
+    assert!(drained, "A did not export everything it accepted");
+    let (drained, _) = b.stop();
+    assert!(drained, "B did not export everything it accepted");
 }
 
 #[test]
@@ -435,7 +445,7 @@ fn an_outage_loses_nothing_within_the_queue_and_refuses_the_rest() {
     let exporters = format!(
         "  otlp:\n    endpoint: http://127.0.0.1:{port}\n    timeout: 30s\n    sending_queue:\n      queue_size: {QUEUE}\n      num_consumers: 2\n{RETRY_FOREVER}"
     );
-    let a = Collector::start("fwd-outage-a", &forwarder_config(&exporters, "otlp"));
+    let a = InProcess::start("fwd-outage-a", &forwarder_config(&exporters, "otlp"));
     let requests = generated(SENT, 100);
     let runtime = runtime();
 
@@ -452,7 +462,7 @@ fn an_outage_loses_nothing_within_the_queue_and_refuses_the_rest() {
             assert_eq!(*answer, Err(Code::Unavailable), "request {i}: {answers:?}");
         }
     }
-    let metrics = scrape(&a);
+    let metrics = scrape(a.telemetry);
     let series = |name| exporter_series(name, "otlp");
     assert_eq!(
         metric(&metrics, &series("enqueue_failed_profiles_total")),
@@ -479,9 +489,9 @@ fn an_outage_loses_nothing_within_the_queue_and_refuses_the_rest() {
 
     // B comes up where A is sending: every request A answered OK arrives,
     // once, and none of those it refused.
-    let b = Collector::start("fwd-outage-b", &sink_config(&format!("127.0.0.1:{port}")));
+    let b = InProcess::start("fwd-outage-b", &sink_config(&format!("127.0.0.1:{port}")));
     wait_until("A's queue to drain into B", || {
-        let metrics = scrape(&a);
+        let metrics = scrape(a.telemetry);
         metric(&metrics, &series("queue_size")) == 0.0
             && metric(&metrics, &series("sent_profiles_total")) == profile_count(accepted)
     });
@@ -502,15 +512,15 @@ fn an_outage_loses_nothing_within_the_queue_and_refuses_the_rest() {
         &requests_under(&b.data),
     );
     assert_eq!(
-        exporter_metric(&a, "enqueue_failed_profiles_total", "otlp"),
+        exporter_metric(a.telemetry, "enqueue_failed_profiles_total", "otlp"),
         0.0,
         "nothing was dropped"
     );
 
-    let (status, _) = a.terminate();
-    assert!(status.success(), "A: {status}");
-    let (status, _) = b.terminate();
-    assert!(status.success(), "B: {status}");
+    let (drained, _) = a.stop();
+    assert!(drained, "A did not export everything it accepted");
+    let (drained, _) = b.stop();
+    assert!(drained, "B did not export everything it accepted");
 }
 
 // ---- 3. a persistent queue across SIGKILL ----
@@ -529,16 +539,19 @@ fn a_persistent_queue_delivers_after_sigkill_and_restart() {
     let runtime = runtime();
     // OK means on disk (fsynced).
     export_all_ok(&runtime, a.grpc.unwrap(), &requests);
-    assert_eq!(exporter_metric(&a, "queue_size", "otlp"), SENT as f64);
+    assert_eq!(
+        exporter_metric(a.telemetry, "queue_size", "otlp"),
+        SENT as f64
+    );
 
     // A crash: no shutdown, nothing drained.
     let a = Collector::restart(a.kill());
     assert_eq!(
-        exporter_metric(&a, "queue_size", "otlp"),
+        exporter_metric(a.telemetry, "queue_size", "otlp"),
         SENT as f64,
         "every stored request is queued again at start"
     );
-    let b = Collector::start(
+    let b = InProcess::start(
         "fwd-persistent-b",
         &sink_config(&format!("127.0.0.1:{port}")),
     );
@@ -548,13 +561,13 @@ fn a_persistent_queue_delivers_after_sigkill_and_restart() {
         problem.is_none()
     });
     wait_until("A's persistent queue to be empty", || {
-        exporter_metric(&a, "queue_size", "otlp") == 0.0
+        exporter_metric(a.telemetry, "queue_size", "otlp") == 0.0
     });
 
     // What was delivered is marked done on disk: a second crash and
     // restart has nothing left to send.
     let a = Collector::restart(a.kill());
-    assert_eq!(exporter_metric(&a, "queue_size", "otlp"), 0.0);
+    assert_eq!(exporter_metric(a.telemetry, "queue_size", "otlp"), 0.0);
     let segments: Vec<PathBuf> = files_under(&queue_dir)
         .into_iter()
         .filter(|path| path.extension().is_some_and(|ext| ext == "seg"))
@@ -565,8 +578,8 @@ fn a_persistent_queue_delivers_after_sigkill_and_restart() {
     );
     let (status, _) = a.terminate();
     assert!(status.success(), "A: {status}");
-    let (status, _) = b.terminate();
-    assert!(status.success(), "B: {status}");
+    let (drained, _) = b.stop();
+    assert!(drained, "B did not export everything it accepted");
 }
 
 // ---- 4. permanent errors ----
@@ -578,7 +591,7 @@ fn permanent_errors_are_sent_once_and_kept_as_dead_letters() {
     let exporters = format!(
         "  otlp:\n    endpoint: http://{address}\n    timeout: 30s\n    dead_letter: {{data}}/dead\n{RETRY_FOREVER}"
     );
-    let a = Collector::start("fwd-dead-letter", &forwarder_config(&exporters, "otlp"));
+    let a = InProcess::start("fwd-dead-letter", &forwarder_config(&exporters, "otlp"));
     let dead = a.data.join("dead");
     let mut requests = generated(3, 300);
     requests.extend(corpus_requests().into_iter().take(1));
@@ -600,7 +613,7 @@ fn permanent_errors_are_sent_once_and_kept_as_dead_letters() {
         );
     }
     assert_same_requests("dead letters", &requests, &requests_under(&dead));
-    let metrics = scrape(&a);
+    let metrics = scrape(a.telemetry);
     let series = |name| exporter_series(name, "otlp");
     assert_eq!(
         metric(&metrics, &series("send_failed_profiles_total")),
@@ -608,11 +621,11 @@ fn permanent_errors_are_sent_once_and_kept_as_dead_letters() {
     );
     assert_eq!(metric(&metrics, &series("sent_profiles_total")), 0.0);
     wait_until("A's queue to let go of the dead letters", || {
-        exporter_metric(&a, "queue_size", "otlp") == 0.0
+        exporter_metric(a.telemetry, "queue_size", "otlp") == 0.0
     });
 
-    let (status, _) = a.terminate();
-    assert!(status.success(), "A: {status}");
+    let (drained, _) = a.stop();
+    assert!(drained, "A did not export everything it accepted");
     assert_eq!(calls.load(Ordering::SeqCst), requests.len());
 }
 
@@ -627,7 +640,7 @@ fn a_stalled_destination_does_not_hold_back_the_other_exporter() {
         "  otlp/stalled:\n    endpoint: http://{address}\n    timeout: 1s\n    sending_queue:\n      queue_size: {QUEUE}\n      num_consumers: 2\n{RETRY_FOREVER}\
          \x20 file:\n    path: {{data}}\n    format: otlp\n"
     );
-    let a = Collector::start(
+    let a = InProcess::start(
         "fwd-isolation",
         &forwarder_config(&exporters, "otlp/stalled, file"),
     );
@@ -651,7 +664,7 @@ fn a_stalled_destination_does_not_hold_back_the_other_exporter() {
     wait_until("the stalled destination to be tried", || {
         calls.load(Ordering::SeqCst) > 0
     });
-    let metrics = scrape(&a);
+    let metrics = scrape(a.telemetry);
     let stalled = |name| exporter_series(name, "otlp/stalled");
     assert_eq!(metric(&metrics, &stalled("sent_profiles_total")), 0.0);
     assert_eq!(metric(&metrics, &stalled("queue_size")), QUEUE as f64);
@@ -661,7 +674,7 @@ fn a_stalled_destination_does_not_hold_back_the_other_exporter() {
     );
     let file = |name| exporter_series(name, "file");
     wait_until("the file exporter to count every profile", || {
-        exporter_metric(&a, "sent_profiles_total", "file") == profile_count(&requests)
+        exporter_metric(a.telemetry, "sent_profiles_total", "file") == profile_count(&requests)
     });
     assert_eq!(
         metric(&metrics, &file("enqueue_failed_profiles_total")),
@@ -845,7 +858,7 @@ fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
     let b_config = pprof_sink("      grpc:\n        endpoint: 127.0.0.1:0\n")
         .replace("{forward}", "")
         .replace("{forward_id}", "");
-    let b = Collector::start("fwd-pdata-b", &b_config);
+    let b = InProcess::start("fwd-pdata-b", &b_config);
     let a_config = pprof_sink(
         "      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n",
     )
@@ -867,7 +880,7 @@ fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
         "      receivers: [otlp]\n",
         "      receivers: [otlp]\n      processors: [batch]\n",
     );
-    let a = Collector::start("fwd-pdata-a", &a_config);
+    let a = InProcess::start("fwd-pdata-a", &a_config);
 
     let request = ebpf_profiler_request(300, 17);
     let bytes = pdata_encode(&request);
@@ -948,8 +961,8 @@ fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
         written > 4,
         "the batch processor split the requests: {written} files"
     );
-    let (status, _) = a.terminate();
-    assert!(status.success(), "A: {status}");
-    let (status, _) = b.terminate();
-    assert!(status.success(), "B: {status}");
+    let (drained, _) = a.stop();
+    assert!(drained, "A did not export everything it accepted");
+    let (drained, _) = b.stop();
+    assert!(drained, "B did not export everything it accepted");
 }

@@ -9,8 +9,7 @@
     clippy::indexing_slicing
 )]
 
-#[path = "../../../tests/support/raw_text.rs"]
-mod raw_text;
+use crate::support::raw_text;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -795,8 +794,7 @@ fn pruning_and_naming_agree_with_go_tool_pprof_top() {
     );
 }
 
-#[path = "support/invalid_utf8.rs"]
-mod invalid_utf8;
+use crate::support::invalid_utf8;
 
 /// Strings that are not UTF-8 are printed as the file holds them, as
 /// google/pprof (whose strings are bytes) prints them; gzipped or not.

@@ -8,4 +8,5 @@ mod inspect;
 mod legacy_ingest;
 mod send;
 mod serve;
+mod support;
 mod telemetry;

@@ -5,18 +5,15 @@
     clippy::indexing_slicing
 )]
 
-//! The pprof, Pyroscope and file receivers, end to end: a real
-//! `profbridge serve` fed over HTTP or through a watched folder, writing
-//! OTLP protobuf files. What arrives must hold, per sample type, the same
+//! The pprof, Pyroscope and file receivers, end to end: a collector in
+//! the test process (a real `profbridge serve` where a restart or its log
+//! is the point) fed over HTTP or through a watched folder, writing OTLP
+//! protobuf files. What arrives must hold, per sample type, the same
 //! totals as `parse_any` reads from the bytes sent; resource attributes
 //! must come from the query, headers, application name or file name; bad
 //! input is refused with a status and a message that name the problem.
 
-#[path = "../../../tests/support/raw_text.rs"]
-mod raw_text;
-#[path = "support/collector.rs"]
-mod support;
-
+use crate::support::raw_text;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -35,7 +32,8 @@ use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest, KeyVal
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
 
-use support::Collector;
+use crate::support::collector::Collector;
+use crate::support::in_process::InProcess;
 
 const PPROF: &str = "pprof push";
 const PYROSCOPE: &str = "Pyroscope ingest";
@@ -46,8 +44,8 @@ const PERIOD_AT_100_HZ: i128 = 10_000_000;
 
 /// A collector with the pprof and Pyroscope receivers on free ports and an
 /// OTLP protobuf file sink under `{data}/SERVICE.NAME/`.
-fn start_http_sink(label: &str, max_body: &str) -> Collector {
-    Collector::start(
+fn start_http_sink(label: &str, max_body: &str) -> InProcess {
+    InProcess::start(
         label,
         &format!(
             "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n    max_request_body_size: {max_body}\n  pyroscope:\n    endpoint: 127.0.0.1:0\n    max_request_body_size: {max_body}\n\
@@ -62,21 +60,21 @@ fn start_http_sink(label: &str, max_body: &str) -> Collector {
 /// forwards to (OTLP gRPC in, OTLP file sink): what a receiver takes must
 /// reach both.
 struct Chain {
-    front: Collector,
-    back: Collector,
+    front: InProcess,
+    back: InProcess,
     /// `in/` is watched by the file receiver, `state/` holds its checkpoint.
     watched: Watched,
 }
 
 fn start_chain(label: &str) -> Chain {
     let watched = Watched::new(&format!("{label}-watched"));
-    let back = Collector::start(
+    let back = InProcess::start(
         &format!("{label}-back"),
         "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
          exporters:\n  file:\n    path: {data}\n    format: otlp\n\
          service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
     );
-    let front = Collector::start(
+    let front = InProcess::start(
         label,
         &format!(
             "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
@@ -98,8 +96,8 @@ fn start_chain(label: &str) -> Chain {
 /// What was written for `service` by the front's file sink and, forwarded
 /// over OTLP, by the back's: the same totals, which are returned.
 fn chain_totals(chain: &Chain, service: &str) -> (Totals, Vec<ExportProfilesServiceRequest>) {
-    let front = requests_for(&chain.front, service, 1);
-    let back = requests_for(&chain.back, service, 1);
+    let front = requests_for(&chain.front.data, service, 1);
+    let back = requests_for(&chain.back.data, service, 1);
     assert_eq!(
         otlp_totals(&back),
         otlp_totals(&front),
@@ -148,7 +146,7 @@ fn post_with_head(
     (status, head, body)
 }
 
-fn push_pprof(collector: &Collector, query: &str, body: &[u8]) -> (u16, String) {
+fn push_pprof(collector: &InProcess, query: &str, body: &[u8]) -> (u16, String) {
     post(
         collector.address(PPROF),
         &format!("/v1/pprof?{query}"),
@@ -157,7 +155,7 @@ fn push_pprof(collector: &Collector, query: &str, body: &[u8]) -> (u16, String) 
     )
 }
 
-fn push_pyroscope(collector: &Collector, query: &str, body: &[u8]) -> (u16, String) {
+fn push_pyroscope(collector: &InProcess, query: &str, body: &[u8]) -> (u16, String) {
     post(
         collector.address(PYROSCOPE),
         &format!("/ingest?{query}"),
@@ -185,14 +183,11 @@ fn otlp_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// Waits for at least `count` requests written for `service`, and returns
+/// Waits for at least `count` requests written for `service` under
+/// `data`, and returns
 /// them all.
-fn requests_for(
-    collector: &Collector,
-    service: &str,
-    count: usize,
-) -> Vec<ExportProfilesServiceRequest> {
-    let dir = collector.data.join(service);
+fn requests_for(data: &Path, service: &str, count: usize) -> Vec<ExportProfilesServiceRequest> {
+    let dir = data.join(service);
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let files = otlp_files(&dir);
@@ -386,7 +381,7 @@ fn every_corpus_file_survives_the_pprof_and_pyroscope_receivers() {
     assert_eq!(status, 204, "{body}");
     let (expected, _) = parse_any(&heap.bytes, &DecodeOptions::default()).unwrap();
     assert_eq!(
-        otlp_totals(&requests_for(&collector, "encoded", 1)),
+        otlp_totals(&requests_for(&collector.data, "encoded", 1)),
         pprof_totals(&expected)
     );
 }
@@ -407,7 +402,7 @@ fn service_names_and_labels_become_resource_attributes() {
         &file.bytes,
     );
     assert_eq!(status, 204, "{body}");
-    let requests = requests_for(&collector, "checkout", 1);
+    let requests = requests_for(&collector.data, "checkout", 1);
     assert_eq!(
         resource_of(&requests[0]),
         attributes(&[
@@ -424,7 +419,7 @@ fn service_names_and_labels_become_resource_attributes() {
         &file.bytes,
     );
     assert_eq!(status, 204, "{body}");
-    requests_for(&collector, "from-header", 1);
+    requests_for(&collector.data, "from-header", 1);
 
     // Pyroscope: the application name and its labels, the spy, the time.
     let (status, body) = push_pyroscope(
@@ -433,7 +428,7 @@ fn service_names_and_labels_become_resource_attributes() {
         b"main;dispatch;find_nearest 7\nmain;dispatch 3\n",
     );
     assert_eq!(status, 200, "{body}");
-    let requests = requests_for(&collector, "ride-sharing-app.cpu", 1);
+    let requests = requests_for(&collector.data, "ride-sharing-app.cpu", 1);
     assert_eq!(
         resource_of(&requests[0]),
         attributes(&[
@@ -460,7 +455,7 @@ fn service_names_and_labels_become_resource_attributes() {
         &gzip(b"main;a\nmain;a\nmain\n"),
     );
     assert_eq!(status, 200, "{body}");
-    let zipped = otlp_totals(&requests_for(&collector, "zipped", 1));
+    let zipped = otlp_totals(&requests_for(&collector.data, "zipped", 1));
     assert_eq!(zipped[&("samples".to_owned(), "count".to_owned())], 3);
 
     let dictionary = requests[0].dictionary.as_ref().unwrap();
@@ -507,7 +502,7 @@ fn pyroscope_multipart_uploads_carry_the_profile_and_its_sample_type_config() {
         &body,
     );
     assert_eq!(status, 200, "{answer}");
-    let requests = requests_for(&collector, "java-app", 1);
+    let requests = requests_for(&collector.data, "java-app", 1);
     assert_eq!(otlp_totals(&requests), pprof_totals(&expected));
     let request = &requests[0];
     let dictionary = request.dictionary.as_ref().unwrap();
@@ -620,7 +615,7 @@ fn a_full_pipeline_answers_503_with_retry_after() {
     };
     // The exporter cannot connect and retries, so the first request keeps
     // its share of the pipeline's small budget.
-    let collector = Collector::start(
+    let collector = InProcess::start(
         "legacy-full",
         "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
          exporters:\n  otlp:\n    endpoint: 127.0.0.1:1\n    retry_on_failure:\n      initial_interval: 30s\n      max_elapsed_time: 0\n\
@@ -879,7 +874,7 @@ fn series(labels: &[(&str, &str)], raw_profiles: Vec<Vec<u8>>) -> RawProfileSeri
 
 /// A Connect POST to the push method: (status, response head, body).
 fn connect_push(
-    collector: &Collector,
+    collector: &InProcess,
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, String, String) {
@@ -941,7 +936,7 @@ fn pyroscope_push_takes_protobuf_and_json() {
 
     // One OTLP request, written under its first resource's service.name:
     // a resource per series.
-    let requests = requests_for(&collector, "push-proto", 1);
+    let requests = requests_for(&collector.data, "push-proto", 1);
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].resource_profiles.len(), 2);
     assert_eq!(
@@ -997,7 +992,7 @@ fn pyroscope_push_takes_protobuf_and_json() {
     );
     assert_eq!(body, "{}");
     assert_eq!(
-        otlp_totals(&requests_for(&collector, "push-json", 1)),
+        otlp_totals(&requests_for(&collector.data, "push-json", 1)),
         pprof_totals(&cpu)
     );
 }
@@ -1033,7 +1028,7 @@ fn pyroscope_push_keeps_the_valid_series_of_a_partly_invalid_push() {
     assert_eq!(code, "invalid_argument");
     assert!(message.starts_with("kept 1 of 2 profiles; left out: series 1 (service_name=\"broken\", __name__=\"memory\"), sample 0: "), "{message}");
     assert_eq!(
-        otlp_totals(&requests_for(&collector, "kept", 1)),
+        otlp_totals(&requests_for(&collector.data, "kept", 1)),
         pprof_totals(&cpu)
     );
     assert!(!collector.data.join("broken").exists());
@@ -1262,7 +1257,7 @@ fn the_pyroscope_python_sdk_pushes_through_to_pprof_files() {
     if require_tool("go", &["version"], PYTHON_PURPOSE).is_none() {
         return;
     }
-    let collector = Collector::start(
+    let collector = InProcess::start(
         "legacy-python-sdk",
         "receivers:\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
          exporters:\n  file:\n    path: {data}\n    format: pprof\n    path_template: \"{service.name}/{region}/{team}/{profile_type}/{time}-{seq}.pb.gz\"\n\
@@ -1387,9 +1382,9 @@ fn otlp_request_bytes(profile: &Profile) -> Vec<u8> {
 
 /// How many requests are written for `service` once nothing more comes
 /// for a few polls.
-fn settled_count(collector: &Collector, service: &str) -> usize {
+fn settled_count(data: &Path, service: &str) -> usize {
     std::thread::sleep(Duration::from_millis(800));
-    otlp_files(&collector.data.join(service)).len()
+    otlp_files(&data.join(service)).len()
 }
 
 #[test]
@@ -1418,7 +1413,7 @@ fn the_file_receiver_delivers_each_file_once_across_restarts() {
     }
     for (name, bytes) in &inputs {
         let service = name.split('.').next().unwrap();
-        let requests = requests_for(&collector, service, 1);
+        let requests = requests_for(&collector.data, service, 1);
         let expected = match parse_any(bytes, &DecodeOptions::default()) {
             Ok((profile, _)) => pprof_totals(&profile),
             Err(_) => pprof_totals(&cpu_profile),
@@ -1436,7 +1431,7 @@ fn the_file_receiver_delivers_each_file_once_across_restarts() {
     for (name, _) in &inputs {
         let service = name.split('.').next().unwrap();
         assert_eq!(
-            settled_count(&collector, service),
+            settled_count(&collector.data, service),
             1,
             "{name} was sent again"
         );
@@ -1454,7 +1449,7 @@ fn the_file_receiver_delivers_each_file_once_across_restarts() {
     for (name, _) in &inputs {
         let service = name.split('.').next().unwrap();
         assert_eq!(
-            settled_count(&collector, service),
+            settled_count(&collector.data, service),
             1,
             "{name} was sent again after a restart"
         );
@@ -1462,9 +1457,9 @@ fn the_file_receiver_delivers_each_file_once_across_restarts() {
     // …but reads a changed file again, and a new one.
     watched.drop_file("in", "heap.prof", &gzip(&heap.bytes));
     watched.drop_file("in", "late.prof", &heap.bytes);
-    assert_eq!(requests_for(&collector, "heap", 2).len(), 2);
-    requests_for(&collector, "late", 1);
-    assert_eq!(settled_count(&collector, "heap"), 2);
+    assert_eq!(requests_for(&collector.data, "heap", 2).len(), 2);
+    requests_for(&collector.data, "late", 1);
+    assert_eq!(settled_count(&collector.data, "heap"), 2);
     assert!(collector.log().contains("delivered a profile file"));
 }
 
@@ -1486,7 +1481,7 @@ fn a_corrupt_file_is_logged_and_moved_aside_once() {
     truncated.extend_from_slice(b"\nthis line is not part of a heap profile\n");
     watched.drop_file("in", "cut.prof", &truncated);
     watched.drop_file("in", "good.prof", &heap.bytes);
-    requests_for(&collector, "good", 1);
+    requests_for(&collector.data, "good", 1);
 
     let aside = watched.path("in/.failed");
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -1527,13 +1522,13 @@ fn the_file_receiver_deletes_moves_or_skips_as_configured() {
          \x20 file/end:\n    include: [ROOT/in-end/*]\n    poll_interval: 100ms\n    checkpoint: ROOT/state/end.json\n    start_at: end\n    service_name_from: filename\n",
         "file/delete, file/move, file/end",
     );
-    let collector = Collector::start_logged("legacy-after-collector", &config);
+    let collector = InProcess::start("legacy-after-collector", &config);
     watched.drop_file("in-delete", "deleted.prof", &heap.bytes);
     watched.drop_file("in-move", "moved.prof", &heap.bytes);
     watched.drop_file("in-end", "new.prof", &heap.bytes);
-    requests_for(&collector, "deleted", 1);
-    requests_for(&collector, "moved", 1);
-    requests_for(&collector, "new", 1);
+    requests_for(&collector.data, "deleted", 1);
+    requests_for(&collector.data, "moved", 1);
+    requests_for(&collector.data, "new", 1);
     let deadline = Instant::now() + Duration::from_secs(30);
     while watched.path("in-delete/deleted.prof").exists()
         || !watched.path("done/moved.prof").exists()
@@ -1545,9 +1540,9 @@ fn the_file_receiver_deletes_moves_or_skips_as_configured() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!watched.path("in-move/moved.prof").exists());
-    assert_eq!(settled_count(&collector, "old"), 0);
+    assert_eq!(settled_count(&collector.data, "old"), 0);
     assert!(watched.path("in-end/old.prof").exists());
-    assert_eq!(settled_count(&collector, "moved"), 1);
+    assert_eq!(settled_count(&collector.data, "moved"), 1);
 }
 
 // ------------------------------------------------------- example configs

@@ -1,6 +1,6 @@
 //! `profbridge send`, end to end: the built binary sends corpus files
-//! (pprof and legacy) and generated inputs to a real `profbridge serve`
-//! over gRPC and HTTP; what the collector wrote must hold the same totals
+//! (pprof and legacy) and generated inputs to a collector running in the
+//! test process, over gRPC and HTTP; what the collector wrote must hold the same totals
 //! per sample type. Failures are named, with exit code 1.
 
 #![allow(
@@ -19,10 +19,7 @@ use profbridge_testkit::{corpus_files, ebpf_like_request, gperftools_cpu_profile
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ProfilesDictionary};
 use prost::Message;
 
-#[path = "support/collector.rs"]
-mod support;
-
-use support::Collector;
+use crate::support::in_process::InProcess;
 
 /// Totals keyed by (sample type, unit).
 type Totals = BTreeMap<(String, String), i128>;
@@ -39,8 +36,8 @@ fn text(bytes: &[u8]) -> String {
 }
 
 /// A collector on free ports writing every request as an OTLP file.
-fn start_collector(label: &str) -> Collector {
-    Collector::start(
+fn start_collector(label: &str) -> InProcess {
+    InProcess::start(
         label,
         "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n\
          exporters:\n  file:\n    path: {data}\n    format: otlp\n\
@@ -151,8 +148,8 @@ fn send_everything(label: &str, transport_args: &[&str], http: bool) {
     let sent_lines = stdout.lines().filter(|l| l.starts_with("sent ")).count();
     assert_eq!(sent_lines, paths.len(), "one line per file:\n{stdout}");
 
-    let (status, data) = collector.terminate();
-    assert!(status.success());
+    let (drained, data) = collector.stop();
+    assert!(drained);
     let mut received = Totals::new();
     let files = files_under(&data.path().join("data"));
     assert_eq!(files.len(), paths.len(), "one request per file");

@@ -22,13 +22,10 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesSer
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
 
-#[path = "../../../tests/support/raw_text.rs"]
-mod raw_text;
+use crate::support::raw_text;
 
-#[path = "support/collector.rs"]
-mod support;
-
-use support::Collector;
+use crate::support::collector::Collector;
+use crate::support::in_process::InProcess;
 
 /// A collector with OTLP gRPC and HTTP on free ports and a pprof file sink;
 /// `http_extra`, `exporters_extra` and `pipeline_extra` add YAML lines.
@@ -37,18 +34,23 @@ fn start_collector(
     pipeline_extra: &str,
     exporters_extra: &str,
     http_extra: &str,
-) -> Collector {
-    Collector::start(
+) -> InProcess {
+    InProcess::start(
         label,
-        &format!(
-            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n{http_extra}\
-             exporters:\n  file:\n    path: {{data}}\n    format: pprof\n{exporters_extra}\
-             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n{pipeline_extra}  telemetry:\n    metrics:\n      address: \"\"\n"
-        ),
+        &collector_config(pipeline_extra, exporters_extra, http_extra),
     )
 }
 
-fn data_files(collector: &Collector) -> Vec<PathBuf> {
+/// The configuration of [`start_collector`].
+fn collector_config(pipeline_extra: &str, exporters_extra: &str, http_extra: &str) -> String {
+    format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n{http_extra}\
+             exporters:\n  file:\n    path: {{data}}\n    format: pprof\n{exporters_extra}\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n{pipeline_extra}  telemetry:\n    metrics:\n      address: \"\"\n"
+    )
+}
+
+fn data_files(collector: &InProcess) -> Vec<PathBuf> {
     let mut files = walk(&collector.data);
     files.sort();
     files
@@ -143,7 +145,7 @@ fn large_cpu_request() -> Option<ExportProfilesServiceRequest> {
     Some(pprof_to_otlp(&[input], &ToOtlpOptions::default()).request)
 }
 
-fn wait_for_files(collector: &Collector, count: usize) -> Vec<PathBuf> {
+fn wait_for_files(collector: &InProcess, count: usize) -> Vec<PathBuf> {
     for _ in 0..600 {
         let files = data_files(collector);
         if files.len() >= count {
@@ -206,7 +208,7 @@ fn http_exports_in_both_encodings_with_gzip_become_pprof_files() {
             raw_text::go_tool_pprof_raw(file, home.path()).unwrap();
         }
     }
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
 #[test]
@@ -299,7 +301,7 @@ fn bad_requests_get_the_right_codes_and_valid_profiles_still_land() {
     );
     assert_eq!(status, 400, "{}", String::from_utf8_lossy(&body));
     assert!(String::from_utf8_lossy(&body).contains("stack_index"));
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
 fn scope_profiles_all_invalid(request: &mut ExportProfilesServiceRequest) {
@@ -339,7 +341,7 @@ fn grpc_exports_with_gzip_and_get_partial_success() {
     });
     drop(runtime);
     assert_eq!(wait_for_files(&collector, 2).len(), 2);
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
 #[test]
@@ -395,7 +397,7 @@ fn hostile_attribute_values_stay_inside_the_data_directory() {
         }
     }
     assert!(!Path::new("/etc/passwd.pb.gz").exists());
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
 #[test]
@@ -403,7 +405,7 @@ fn sigterm_drains_what_was_accepted() {
     let Some(request) = large_cpu_request() else {
         return;
     };
-    let collector = start_collector("serve-drain", "", "", "");
+    let collector = Collector::start("serve-drain", &collector_config("", "", ""));
     let body = request.encode_to_vec();
     let accepted = (0..8)
         .filter(|_| {
@@ -476,8 +478,8 @@ fn a_full_queue_answers_retry_later_and_loses_nothing_it_accepted() {
             .all(|(_, head)| head.to_ascii_lowercase().contains("retry-after: 1")),
         "{refused:?}"
     );
-    let (status, kept) = collector.terminate();
-    assert!(status.success());
+    let (drained, kept) = collector.stop();
+    assert!(drained);
     assert_eq!(
         walk(&kept.path().join("data")).len(),
         accepted,
@@ -552,18 +554,18 @@ fn max_request_body_size_holds_as_sent_and_after_decompression() {
         );
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
     }
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
 /// A collector whose pipeline holds at most `BUDGET` bytes, with an OTLP
 /// exporter whose endpoint is down: what it accepts stays held, so that
 /// the budget is never empty (an empty one admits a request of any size).
-fn start_holding_collector(label: &str) -> Collector {
+fn start_holding_collector(label: &str) -> InProcess {
     let down = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap();
-    Collector::start(
+    InProcess::start(
         label,
         &format!(
             "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n\
@@ -769,7 +771,7 @@ fn max_recv_msg_size_holds_as_sent_and_after_decompression() {
     use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_client::ProfilesServiceClient;
     use tonic::codec::CompressionEncoding;
 
-    let collector = Collector::start(
+    let collector = InProcess::start(
         "serve-grpc-limits",
         "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        max_recv_msg_size_mib: 1\n\
          exporters:\n  file:\n    path: {data}\n    format: pprof\n\
@@ -798,7 +800,7 @@ fn max_recv_msg_size_holds_as_sent_and_after_decompression() {
         }
     });
     drop(runtime);
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
 /// Runs the binary with `args` and waits at most a minute for it to end
@@ -1176,7 +1178,7 @@ fn stalled_bodies_stay_inside_the_budget_and_are_timed_out() {
 /// end, are closed within their timeouts, on every listener.
 #[test]
 fn idle_connections_and_unfinished_heads_are_closed() {
-    let collector = Collector::start(
+    let collector = InProcess::start(
         "serve-idle",
         "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        keepalive:\n          max_connection_idle: 1s\n      http:\n        endpoint: 127.0.0.1:0\n        idle_timeout: 1s\n        read_header_timeout: 1s\n\
          \x20 pprof:\n    endpoint: 127.0.0.1:0\n    idle_timeout: 1s\n\
@@ -1241,7 +1243,7 @@ fn idle_connections_and_unfinished_heads_are_closed() {
     // Working clients are still served.
     let (status, _) = get(collector.telemetry.unwrap(), "/health");
     assert_eq!(status, 200);
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
 /// A GET over plain HTTP/1.1, the connection closed after it: (status,

@@ -1,5 +1,6 @@
-//! Self-telemetry, end to end: the real binary's `/health`, `/ready` and
-//! `/metrics`, with counters checked after one valid and one invalid
+//! Self-telemetry, end to end: the collector's `/health`, `/ready` and
+//! `/metrics` (in the test process; the real binary where its log is
+//! checked), with counters checked after one valid and one invalid
 //! OTLP HTTP request.
 
 #![allow(
@@ -21,14 +22,11 @@ const PROFILES_PATH: &str = "/v1development/profiles";
 /// The default queue budget of a pipeline, 256 MiB.
 const DEFAULT_QUEUE_BYTES: u64 = 256 << 20;
 
-#[path = "support/collector.rs"]
-mod support;
-
-use support::Collector;
+use crate::support::in_process::InProcess;
 
 /// A collector with a nop exporter and telemetry on a free port.
-fn start_collector(label: &str) -> Collector {
-    Collector::start(
+fn start_collector(label: &str) -> InProcess {
+    InProcess::start(
         label,
         "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n\
          exporters:\n  nop:\n\
@@ -86,8 +84,8 @@ fn value(metrics: &str, series: &str) -> Option<f64> {
     })
 }
 
-fn scrape(collector: &Collector) -> String {
-    let (status, body) = get(collector.telemetry.unwrap(), "/metrics");
+fn scrape(telemetry: Option<SocketAddr>) -> String {
+    let (status, body) = get(telemetry.unwrap(), "/metrics");
     assert_eq!(status, 200);
     body
 }
@@ -123,7 +121,7 @@ fn health_ready_and_metrics_follow_the_requests() {
         (200, "ready".to_owned())
     );
 
-    let before = scrape(&collector);
+    let before = scrape(collector.telemetry);
     assert!(before.contains("# TYPE profbridge_receiver_accepted_profiles_total counter"));
     assert_eq!(value(&before, ACCEPTED), Some(0.0), "{before}");
     assert_eq!(value(&before, CAPACITY), Some(DEFAULT_QUEUE_BYTES as f64));
@@ -147,13 +145,13 @@ fn health_ready_and_metrics_follow_the_requests() {
     assert_eq!(status, 400, "{body}");
 
     // Exporters count after the response; wait for the worker.
-    let mut after = scrape(&collector);
+    let mut after = scrape(collector.telemetry);
     for _ in 0..200 {
         if value(&after, SENT) == Some(profiles) {
             break;
         }
         std::thread::sleep(Duration::from_millis(25));
-        after = scrape(&collector);
+        after = scrape(collector.telemetry);
     }
     assert_eq!(value(&after, ACCEPTED), Some(profiles), "{after}");
     assert_eq!(value(&after, SAMPLES), Some(samples), "{after}");
@@ -190,11 +188,10 @@ fn health_ready_and_metrics_follow_the_requests() {
     if cfg!(target_os = "linux") {
         assert!(value(&after, "profbridge_process_memory_rss_bytes").unwrap() > 0.0);
     }
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
 
-#[path = "support/invalid_utf8.rs"]
-mod invalid_utf8;
+use crate::support::invalid_utf8;
 
 /// Every file under `dir`, recursively.
 fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -219,7 +216,7 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// at most.
 #[test]
 fn the_pprof_receiver_counts_and_delivers_strings_that_are_not_utf8() {
-    let collector = support::Collector::start_logged(
+    let collector = crate::support::collector::Collector::start_logged(
         "telemetry-invalid-utf8",
         "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n\
          exporters:\n  file:\n    path: {data}\n    format: otlp\n\
@@ -228,7 +225,7 @@ fn the_pprof_receiver_counts_and_delivers_strings_that_are_not_utf8() {
     const REPLACED: &str =
         "profbridge_receiver_strings_replaced_total{receiver=\"pprof\",transport=\"http\"}";
     const FILE_SENT: &str = "profbridge_exporter_sent_profiles_total{exporter=\"file\"}";
-    assert_eq!(value(&scrape(&collector), REPLACED), Some(0.0));
+    assert_eq!(value(&scrape(collector.telemetry), REPLACED), Some(0.0));
 
     let body = invalid_utf8::profile_bytes();
     let address = collector.address("pprof push");
@@ -248,13 +245,13 @@ fn the_pprof_receiver_counts_and_delivers_strings_that_are_not_utf8() {
 
     // One OTLP profile per sample type (two) of each of the three pushes.
     let profiles = 6.0;
-    let mut metrics = scrape(&collector);
+    let mut metrics = scrape(collector.telemetry);
     for _ in 0..400 {
         if value(&metrics, FILE_SENT) == Some(profiles) {
             break;
         }
         std::thread::sleep(Duration::from_millis(25));
-        metrics = scrape(&collector);
+        metrics = scrape(collector.telemetry);
     }
     assert_eq!(value(&metrics, FILE_SENT), Some(profiles), "{metrics}");
     let count = invalid_utf8::invalid_count();
@@ -295,7 +292,7 @@ fn the_pprof_receiver_counts_and_delivers_strings_that_are_not_utf8() {
 fn the_pyroscope_push_api_counts_strings_that_are_not_utf8() {
     use profbridge_collector::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample};
 
-    let collector = support::Collector::start(
+    let collector = InProcess::start(
         "telemetry-invalid-utf8-push",
         "receivers:\n  pyroscope:\n    endpoint: 127.0.0.1:0\n\
          exporters:\n  nop:\n\
@@ -328,9 +325,9 @@ fn the_pyroscope_push_api_counts_strings_that_are_not_utf8() {
     assert_eq!(status, 200, "{answer}");
     let count = invalid_utf8::invalid_count();
     assert_eq!(
-        value(&scrape(&collector), REPLACED),
+        value(&scrape(collector.telemetry), REPLACED),
         Some(count as f64),
         "strings replaced in a push"
     );
-    assert!(collector.terminate().0.success());
+    assert!(collector.stop().0);
 }
