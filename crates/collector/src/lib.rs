@@ -1,6 +1,8 @@
 //! The profbridge collector: receives OTLP profiles, runs them through
 //! pipelines, and writes or forwards them.
 
+pub mod component;
+pub mod components;
 pub mod config;
 pub mod exporters;
 mod kept;
@@ -8,7 +10,11 @@ mod net;
 pub mod pipeline;
 pub mod processors;
 pub mod push_v1;
+pub mod pyroscope_attributes;
 pub mod receivers;
+pub mod retry_info;
 pub mod service;
+pub mod settings;
 pub mod telemetry;
+pub mod timestamp;
 pub mod tls;

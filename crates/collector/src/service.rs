@@ -3,61 +3,26 @@
 //! what was accepted.
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use thiserror::Error;
 use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
-use crate::config::{Config, ExporterConfig, ProcessorConfig, ReceiverConfig};
-use crate::exporters::debug::DebugExporter;
-use crate::exporters::file::config::FileFormat;
-use crate::exporters::file::FileExporter;
-use crate::exporters::helper::{ExporterHelperConfig, QueuedExporter};
-use crate::exporters::otlp::OtlpGrpcExporter;
-use crate::exporters::otlp_http::OtlpHttpExporter;
-use crate::exporters::pyroscope::PyroscopeExporter;
-use crate::pipeline::{Exporter, Pipeline, PipelineHandle, Processor};
-use crate::processors::{Batcher, ResourceProcessor};
-use crate::receivers::otlp::{grpc, http};
-use crate::receivers::{file, pprof, pyroscope};
-use crate::telemetry::instruments::{register_process, register_queue};
-use crate::telemetry::{server as telemetry_server, Readiness, ReceiverMetrics, Registry};
-use crate::tls::config::{AuthConfig, ServerTlsConfig};
-use crate::tls::{Alpn, Security};
-
-#[derive(Debug, Error)]
-pub enum StartError {
-    #[error("exporter {id}: {reason}")]
-    Exporter { id: String, reason: String },
-    #[error("processor {id}: {reason}")]
-    Processor { id: String, reason: String },
-    #[error("telemetry: cannot listen on {address}: {error}")]
-    Telemetry {
-        address: String,
-        error: std::io::Error,
-    },
-    #[error("receiver {id}: {reason}")]
-    Receiver { id: String, reason: String },
-    #[error("receiver {id}: cannot listen on {endpoint}: {error}")]
-    Listen {
-        id: String,
-        endpoint: String,
-        error: std::io::Error,
-    },
-}
+use crate::component::listen::wait_for;
+use crate::component::ReceiverContext;
+pub use crate::component::{Endpoint, StartError};
+use crate::components::Registry as Components;
+use crate::pipeline::register_queue;
+use crate::pipeline::sending::QueuedExporter;
+use crate::pipeline::{Pipeline, PipelineHandle};
+use crate::settings::telemetry::MetricsConfig;
+use crate::settings::{Config, ProcessorConfig};
+use crate::telemetry::instruments::register_process;
+use crate::telemetry::{server as telemetry_server, Readiness, Registry};
 
 /// How long receivers get to finish the requests in flight at shutdown.
 const RECEIVER_GRACE: Duration = Duration::from_secs(5);
-
-/// What the collector is doing, for the start-up message.
-#[derive(Debug, Clone)]
-pub struct Endpoint {
-    pub what: String,
-    pub address: SocketAddr,
-}
 
 pub struct Running {
     pub listening: Vec<Endpoint>,
@@ -111,13 +76,15 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         if !used(&name) {
             continue;
         }
-        let exporter = Arc::new(build_exporter(&name, exporter_config, &mut writing)?);
-        let queued = QueuedExporter::start(exporter, &helper_config(exporter_config), &registry)
+        let factory = Components
+            .exporter(exporter_config.kind())
+            .ok_or_else(|| unknown(&name, exporter_config.kind()))?;
+        let built = factory.build(&name, exporter_config)?;
+        writing.extend(built.writing);
+        let settings = factory.settings(exporter_config);
+        let queued = QueuedExporter::start(Arc::new(built.exporter), &settings, &registry)
             .await
-            .map_err(|error| StartError::Exporter {
-                id: name.clone(),
-                reason: error.to_string(),
-            })?;
+            .map_err(|error| StartError::exporter(&name, error))?;
         exporters.insert(name, queued);
     }
 
@@ -162,129 +129,19 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         let Some(handles) = handles_by_receiver.remove(&name) else {
             continue;
         };
-        let handles: Arc<[PipelineHandle]> = Arc::from(handles);
-        match receiver {
-            ReceiverConfig::Otlp(otlp) => {
-                if let Some(grpc_config) = &otlp.protocols.grpc {
-                    let security = security(
-                        &name,
-                        grpc_config.tls.as_deref(),
-                        grpc_config.auth.as_deref(),
-                        Alpn::Grpc,
-                    )?;
-                    let listener = bind(&name, &grpc_config.endpoint).await?;
-                    if let Ok(address) = listener.local_addr() {
-                        listening.push(Endpoint {
-                            what: format!("{name} OTLP gRPC{}", over_tls(&security)),
-                            address,
-                        });
-                    }
-                    let shutdown = wait_for(stopped.clone());
-                    let (config, handles) = (grpc_config.clone(), Arc::clone(&handles));
-                    let metrics = ReceiverMetrics::new(&registry, &name, "grpc");
-                    servers.push(tokio::spawn(async move {
-                        if let Err(error) =
-                            grpc::serve(listener, config, handles, metrics, security, shutdown)
-                                .await
-                        {
-                            tracing::error!(%error, "OTLP gRPC server failed");
-                        }
-                    }));
-                }
-                if let Some(http_config) = &otlp.protocols.http {
-                    let security = security(
-                        &name,
-                        http_config.tls.as_deref(),
-                        http_config.auth.as_deref(),
-                        Alpn::Http1,
-                    )?;
-                    let listener = bind(&name, &http_config.endpoint).await?;
-                    if let Ok(address) = listener.local_addr() {
-                        listening.push(Endpoint {
-                            what: format!(
-                                "{name} OTLP HTTP (POST {}){}",
-                                http_config.profiles_url_path,
-                                over_tls(&security)
-                            ),
-                            address,
-                        });
-                    }
-                    let shutdown = wait_for(stopped.clone());
-                    let (config, handles) = (http_config.clone(), Arc::clone(&handles));
-                    let metrics = ReceiverMetrics::new(&registry, &name, "http");
-                    servers.push(tokio::spawn(async move {
-                        if let Err(error) =
-                            http::serve(listener, config, handles, metrics, security, shutdown)
-                                .await
-                        {
-                            tracing::error!(%error, "OTLP HTTP server failed");
-                        }
-                    }));
-                }
-            }
-            ReceiverConfig::Pprof(pprof_config) => {
-                let security = security(
-                    &name,
-                    pprof_config.tls.as_deref(),
-                    pprof_config.auth.as_deref(),
-                    Alpn::Http1,
-                )?;
-                let listener = bind(&name, &pprof_config.endpoint).await?;
-                let what = format!(
-                    "{name} pprof push (POST {}){}",
-                    pprof_config.path,
-                    over_tls(&security)
-                );
-                note_endpoint(&mut listening, &listener, what);
-                let shutdown = wait_for(stopped.clone());
-                let config = pprof_config.clone();
-                let metrics = ReceiverMetrics::new(&registry, &name, "http");
-                servers.push(tokio::spawn(async move {
-                    if let Err(error) =
-                        pprof::serve(listener, config, handles, metrics, security, shutdown).await
-                    {
-                        tracing::error!(%error, "pprof receiver failed");
-                    }
-                }));
-            }
-            ReceiverConfig::Pyroscope(pyroscope_config) => {
-                let security = security(
-                    &name,
-                    pyroscope_config.tls.as_deref(),
-                    pyroscope_config.auth.as_deref(),
-                    Alpn::Http1,
-                )?;
-                let listener = bind(&name, &pyroscope_config.endpoint).await?;
-                let what = format!(
-                    "{name} Pyroscope ingest (POST {} and {}){}",
-                    pyroscope::INGEST_PATH,
-                    pyroscope::PUSH_PATH,
-                    over_tls(&security)
-                );
-                note_endpoint(&mut listening, &listener, what);
-                let shutdown = wait_for(stopped.clone());
-                let config = pyroscope_config.clone();
-                let metrics = ReceiverMetrics::new(&registry, &name, "http");
-                servers.push(tokio::spawn(async move {
-                    if let Err(error) =
-                        pyroscope::serve(listener, config, handles, metrics, security, shutdown)
-                            .await
-                    {
-                        tracing::error!(%error, "Pyroscope receiver failed");
-                    }
-                }));
-            }
-            ReceiverConfig::File(file_config) => {
-                let metrics = ReceiverMetrics::new(&registry, &name, "file");
-                let watcher = file::start(&name, file_config, handles, metrics, stopped.clone())
-                    .map_err(|reason| StartError::Receiver {
-                        id: name.clone(),
-                        reason,
-                    })?;
-                watching.push(file::describe(&name, file_config));
-                servers.push(watcher);
-            }
-        }
+        let factory = Components
+            .receiver(receiver.kind())
+            .ok_or_else(|| unknown(&name, receiver.kind()))?;
+        let context = ReceiverContext {
+            id: &name,
+            pipelines: Arc::from(handles),
+            metrics: &registry,
+            stopped: stopped.clone(),
+        };
+        let started = factory.start(receiver, context).await?;
+        listening.extend(started.listening);
+        watching.extend(started.watching);
+        servers.extend(started.tasks);
     }
     let telemetry = serve_telemetry(
         telemetry_listener,
@@ -314,43 +171,16 @@ pub fn check_start(config: &Config) -> Vec<StartError> {
     let mut problems = Vec::new();
     for (id, receiver) in &config.receivers {
         let name = id.to_string();
-        let listeners: Vec<(Option<&ServerTlsConfig>, Option<&AuthConfig>, Alpn)> = match receiver {
-            ReceiverConfig::Otlp(otlp) => otlp
-                .protocols
-                .grpc
-                .iter()
-                .map(|grpc| (grpc.tls.as_deref(), grpc.auth.as_deref(), Alpn::Grpc))
-                .chain(
-                    otlp.protocols
-                        .http
-                        .iter()
-                        .map(|http| (http.tls.as_deref(), http.auth.as_deref(), Alpn::Http1)),
-                )
-                .collect(),
-            ReceiverConfig::Pprof(pprof) => {
-                vec![(pprof.tls.as_deref(), pprof.auth.as_deref(), Alpn::Http1)]
-            }
-            ReceiverConfig::Pyroscope(pyroscope) => vec![(
-                pyroscope.tls.as_deref(),
-                pyroscope.auth.as_deref(),
-                Alpn::Http1,
-            )],
-            ReceiverConfig::File(_) => Vec::new(),
-        };
-        for (tls, auth, alpn) in listeners {
-            if let Err(problem) = security(&name, tls, auth, alpn) {
-                problems.push(problem);
-            }
+        match Components.receiver(receiver.kind()) {
+            Some(factory) => problems.extend(factory.check(&name, receiver)),
+            None => problems.push(unknown(&name, receiver.kind())),
         }
     }
     for (id, exporter) in &config.exporters {
-        // The file exporter's only check without creating its folder, the
-        // path template, is one of the configuration's own.
-        if matches!(exporter, ExporterConfig::File(_)) {
-            continue;
-        }
-        if let Err(problem) = build_exporter(&id.to_string(), exporter, &mut Vec::new()) {
-            problems.push(problem);
+        let name = id.to_string();
+        match Components.exporter(exporter.kind()) {
+            Some(factory) => problems.extend(factory.check(&name, exporter)),
+            None => problems.push(unknown(&name, exporter.kind())),
         }
     }
     for (id, processor) in &config.processors {
@@ -361,126 +191,22 @@ pub fn check_start(config: &Config) -> Vec<StartError> {
     problems
 }
 
-/// A receiver's TLS acceptor and token check, its files read now so that
-/// a bad one stops the start.
-fn security(
-    name: &str,
-    tls: Option<&ServerTlsConfig>,
-    auth: Option<&AuthConfig>,
-    alpn: Alpn,
-) -> Result<Security, StartError> {
-    Security::new(tls, auth, alpn).map_err(|reason| StartError::Receiver {
-        id: name.to_owned(),
-        reason,
-    })
+fn build_processor(
+    id: &str,
+    config: &ProcessorConfig,
+) -> Result<Box<dyn crate::pipeline::Processor>, StartError> {
+    Components
+        .processor(config.kind())
+        .ok_or_else(|| unknown(id, config.kind()))?
+        .build(id, config)
 }
 
-/// For the start-up message.
-fn over_tls(security: &Security) -> &'static str {
-    if security.uses_tls() {
-        " over TLS"
-    } else {
-        ""
-    }
-}
-
-/// The exporter an exporter configuration describes; `writing` gets a
-/// line for the start-up message when it writes somewhere.
-fn build_exporter(
-    name: &str,
-    config: &ExporterConfig,
-    writing: &mut Vec<String>,
-) -> Result<Exporter, StartError> {
-    let name = name.to_owned();
-    Ok(match config {
-        ExporterConfig::File(file) => {
-            let format = match file.format {
-                FileFormat::Pprof => "pprof",
-                FileFormat::Otlp => "OTLP protobuf",
-                FileFormat::OtlpJson => "OTLP JSON",
-            };
-            writing.push(format!(
-                "{name} exporter writing {format} files under {}",
-                file.path
-            ));
-            let exporter = FileExporter::new(file).map_err(|e| StartError::Exporter {
-                id: name.clone(),
-                reason: e.to_string(),
-            })?;
-            Exporter::File { name, exporter }
-        }
-        ExporterConfig::Debug(debug) => Exporter::Debug {
-            name,
-            exporter: DebugExporter::new(debug),
-        },
-        ExporterConfig::Nop => Exporter::Nop { name },
-        ExporterConfig::Otlp(otlp) => {
-            let exporter = OtlpGrpcExporter::new(otlp).map_err(|e| StartError::Exporter {
-                id: name.clone(),
-                reason: e.to_string(),
-            })?;
-            writing.push(format!(
-                "{name} exporter sending OTLP over gRPC to {}",
-                exporter.endpoint()
-            ));
-            Exporter::OtlpGrpc {
-                name,
-                exporter: Box::new(exporter),
-            }
-        }
-        ExporterConfig::OtlpHttp(http) => {
-            let exporter = OtlpHttpExporter::new(http).map_err(|e| StartError::Exporter {
-                id: name.clone(),
-                reason: e.to_string(),
-            })?;
-            writing.push(format!(
-                "{name} exporter sending OTLP over HTTP to {}",
-                exporter.url()
-            ));
-            Exporter::OtlpHttp {
-                name,
-                exporter: Box::new(exporter),
-            }
-        }
-        ExporterConfig::Pyroscope(pyroscope) => {
-            let exporter = PyroscopeExporter::new(pyroscope).map_err(|e| StartError::Exporter {
-                id: name.clone(),
-                reason: e.to_string(),
-            })?;
-            writing.push(format!(
-                "{name} exporter pushing pprof to Pyroscope at {}",
-                exporter.url()
-            ));
-            Exporter::Pyroscope {
-                name,
-                exporter: Box::new(exporter),
-            }
-        }
-    })
-}
-
-fn build_processor(id: &str, config: &ProcessorConfig) -> Result<Processor, StartError> {
-    let problem = |reason: String| StartError::Processor {
+/// A component whose type the registry does not have: only a
+/// configuration built in code can name one.
+fn unknown(id: &str, kind: &str) -> StartError {
+    StartError::Other {
         id: id.to_owned(),
-        reason,
-    };
-    Ok(match config {
-        ProcessorConfig::Batch(batch) => Processor::Batch(Batcher::new(batch).map_err(problem)?),
-        ProcessorConfig::Resource(resource) => {
-            Processor::Resource(ResourceProcessor::new(resource).map_err(problem)?)
-        }
-    })
-}
-
-/// The sending queue, retries, timeout and dead letters of an exporter.
-fn helper_config(config: &ExporterConfig) -> ExporterHelperConfig {
-    match config {
-        ExporterConfig::File(file) => file.helper(),
-        ExporterConfig::Debug(debug) => debug.helper(),
-        ExporterConfig::Nop => ExporterHelperConfig::default(),
-        ExporterConfig::Otlp(otlp) => otlp.helper(),
-        ExporterConfig::OtlpHttp(http) => http.helper(),
-        ExporterConfig::Pyroscope(pyroscope) => pyroscope.helper(),
+        reason: format!("no component type {kind:?}"),
     }
 }
 
@@ -488,7 +214,7 @@ fn helper_config(config: &ExporterConfig) -> ExporterHelperConfig {
 /// receivers listen by now.
 fn serve_telemetry(
     listener: Option<tokio::net::TcpListener>,
-    config: &crate::telemetry::config::MetricsConfig,
+    config: &MetricsConfig,
     registry: &Arc<Registry>,
     listening: &mut Vec<Endpoint>,
 ) -> Telemetry {
@@ -506,7 +232,7 @@ fn serve_telemetry(
         tokio::spawn(async move {
             let shutdown = wait_for(stopped);
             if let Err(error) =
-                telemetry_server::serve(listener, &config, registry, readiness, shutdown).await
+                serve_telemetry_endpoint(listener, &config, registry, readiness, shutdown).await
             {
                 tracing::error!(%error, "telemetry server failed");
             }
@@ -520,20 +246,36 @@ fn serve_telemetry(
     }
 }
 
-fn note_endpoint(listening: &mut Vec<Endpoint>, listener: &tokio::net::TcpListener, what: String) {
-    if let Ok(address) = listener.local_addr() {
-        listening.push(Endpoint { what, address });
+/// Serves until `shutdown` resolves; the listener is already bound.
+async fn serve_telemetry_endpoint(
+    listener: tokio::net::TcpListener,
+    config: &MetricsConfig,
+    registry: Arc<Registry>,
+    readiness: Arc<Readiness>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let incoming = crate::net::Incoming::new(listener, connection_limits(config), None);
+    crate::net::serve_http(
+        incoming,
+        telemetry_server::router(registry, readiness),
+        http_limits(config),
+        shutdown,
+    )
+    .await
+}
+
+fn connection_limits(config: &MetricsConfig) -> crate::net::ConnectionLimits {
+    crate::net::ConnectionLimits {
+        max_connections: crate::net::count(config.max_connections),
+        idle_timeout: config.idle_timeout.0,
     }
 }
 
-async fn bind(id: &str, endpoint: &str) -> Result<tokio::net::TcpListener, StartError> {
-    tokio::net::TcpListener::bind(endpoint)
-        .await
-        .map_err(|error| StartError::Listen {
-            id: id.to_owned(),
-            endpoint: endpoint.to_owned(),
-            error,
-        })
+fn http_limits(config: &MetricsConfig) -> crate::net::HttpLimits {
+    crate::net::HttpLimits {
+        read_header_timeout: config.read_header_timeout.0,
+        max_concurrent_streams: 16,
+    }
 }
 
 async fn all_true(mut tasks: JoinSet<bool>) -> bool {
@@ -542,14 +284,6 @@ async fn all_true(mut tasks: JoinSet<bool>) -> bool {
         all &= result.unwrap_or(false);
     }
     all
-}
-
-async fn wait_for(mut stopped: watch::Receiver<bool>) {
-    while !*stopped.borrow() {
-        if stopped.changed().await.is_err() {
-            return;
-        }
-    }
 }
 
 impl Running {

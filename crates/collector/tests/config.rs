@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use profbridge_collector::config::{
-    load_with_vars, parse_yaml, ComponentId, Config, ExporterConfig, PipelineConfig,
-    ReceiverConfig, DEFAULT_CONFIG,
+    load_with_vars, parse_yaml, ComponentId, Config, ExporterConfig, PipelineConfig, DEFAULT_CONFIG,
 };
 use profbridge_collector::exporters::debug::config::Verbosity;
 use profbridge_collector::exporters::file::config::FileFormat;
+use profbridge_collector::exporters::nop::NopExporterConfig;
 
 fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -59,18 +59,26 @@ fn with_service(extra: &str) -> String {
 fn file_exporter(
     config: &Config,
 ) -> &profbridge_collector::exporters::file::config::FileExporterConfig {
-    match config.exporters.iter().find(|(id, _)| id.kind == "file") {
-        Some((_, ExporterConfig::File(file))) => file,
-        other => panic!("no file exporter: {other:?}"),
+    let found = config.exporters.iter().find(|(id, _)| id.kind == "file");
+    match found.and_then(|(_, exporter)| exporter.options()) {
+        Some(file) => file,
+        None => panic!("no file exporter: {found:?}"),
     }
+}
+
+fn debug_exporter(
+    exporter: &ExporterConfig,
+) -> Option<&profbridge_collector::exporters::debug::config::DebugExporterConfig> {
+    exporter.options()
 }
 
 fn otlp_receiver(
     config: &Config,
 ) -> &profbridge_collector::receivers::otlp::config::OtlpReceiverConfig {
-    match config.receivers.first() {
-        Some((_, ReceiverConfig::Otlp(otlp))) => otlp,
-        other => panic!("no OTLP receiver first: {other:?}"),
+    let first = config.receivers.first();
+    match first.and_then(|(_, receiver)| receiver.options()) {
+        Some(otlp) => otlp,
+        None => panic!("no OTLP receiver first: {first:?}"),
     }
 }
 
@@ -211,9 +219,12 @@ service:
         Some(Duration::from_secs(86_400))
     );
     assert!(
-        matches!(config.exporters[1].1, ExporterConfig::Debug(ref d) if d.verbosity == Verbosity::Detailed)
+        debug_exporter(&config.exporters[1].1).is_some_and(|d| d.verbosity == Verbosity::Detailed)
     );
-    assert_eq!(config.exporters[2].1, ExporterConfig::Nop);
+    assert_eq!(
+        config.exporters[2].1,
+        ExporterConfig::new("nop", NopExporterConfig::default())
+    );
     let pipelines: Vec<&str> = config
         .service
         .pipelines
@@ -314,7 +325,7 @@ fn env_overrides_replace_add_and_convert() {
         &[ComponentId::new("file"), ComponentId::new("debug")]
     );
     assert!(
-        matches!(config.exporters[1].1, ExporterConfig::Debug(ref d) if d.verbosity == Verbosity::Normal)
+        debug_exporter(&config.exporters[1].1).is_some_and(|d| d.verbosity == Verbosity::Normal)
     );
     let grpc = otlp_receiver(&config).protocols.grpc.as_ref().unwrap();
     assert_eq!(grpc.endpoint, "0.0.0.0:14317");

@@ -42,8 +42,9 @@ use serde::de::{
     SeqAccess, VariantAccess, Visitor,
 };
 
+use profbridge_collector::components::Registry;
 use profbridge_collector::config::parse_yaml;
-use profbridge_collector::config::{ExporterConfig, ProcessorConfig, ReceiverConfig};
+use profbridge_collector::config::{Catalog, Section};
 use profbridge_collector::exporters::debug::config::DebugExporterConfig;
 use profbridge_collector::exporters::file::config::FileExporterConfig;
 use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
@@ -458,16 +459,21 @@ fn exporter_paths(kind: &str) -> BTreeSet<String> {
     }
 }
 
+/// The types of a section, as the registry lists them.
+fn component_types(section: Section) -> Vec<&'static str> {
+    Registry.types(section)
+}
+
 /// Every option path the code accepts.
 fn code_paths() -> BTreeSet<String> {
     let mut paths = BTreeSet::new();
-    for kind in ReceiverConfig::TYPES {
+    for kind in component_types(Section::Receivers) {
         paths.extend(receiver_paths(kind));
     }
-    for kind in ProcessorConfig::TYPES {
+    for kind in component_types(Section::Processors) {
         paths.extend(processor_paths(kind));
     }
-    for kind in ExporterConfig::TYPES {
+    for kind in component_types(Section::Exporters) {
         paths.extend(exporter_paths(kind));
     }
     paths.extend(walk::<QueueConfig>("service.pipelines.profiles.queue"));
@@ -633,9 +639,9 @@ fn every_option_is_in_the_configuration_reference() {
     );
     let mut no_section = Vec::new();
     let kinds = [
-        ("receivers", ReceiverConfig::TYPES),
-        ("processors", ProcessorConfig::TYPES),
-        ("exporters", ExporterConfig::TYPES),
+        ("receivers", component_types(Section::Receivers)),
+        ("processors", component_types(Section::Processors)),
+        ("exporters", component_types(Section::Exporters)),
     ];
     for (section, types) in kinds {
         for kind in types {
@@ -818,9 +824,9 @@ service:
     );
     let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
     for (section, types) in [
-        ("receivers", ReceiverConfig::TYPES),
-        ("processors", ProcessorConfig::TYPES),
-        ("exporters", ExporterConfig::TYPES),
+        ("receivers", component_types(Section::Receivers)),
+        ("processors", component_types(Section::Processors)),
+        ("exporters", component_types(Section::Exporters)),
     ] {
         for kind in types {
             assert!(

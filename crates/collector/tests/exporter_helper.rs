@@ -20,6 +20,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use profbridge_collector::config::units::{self, ByteSize};
 use profbridge_collector::config::{parse_yaml, ExporterConfig};
+use profbridge_collector::exporters::file::config::FileExporterConfig;
 use profbridge_collector::exporters::helper::{
     EnqueueError, ExporterHelperConfig, OnOverflow, QueuedExporter, RetryConfig, SendingQueueConfig,
 };
@@ -661,9 +662,10 @@ fn exporter_config(yaml_options: &str) -> Result<ExporterConfig, Vec<String>> {
 }
 
 fn helper_of(yaml_options: &str) -> ExporterHelperConfig {
-    match exporter_config(yaml_options).unwrap() {
-        ExporterConfig::File(file) => file.helper(),
-        other => panic!("{other:?}"),
+    let exporter = exporter_config(yaml_options).unwrap();
+    match exporter.options::<FileExporterConfig>() {
+        Some(file) => file.helper(),
+        None => panic!("{exporter:?}"),
     }
 }
 

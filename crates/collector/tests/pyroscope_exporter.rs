@@ -28,7 +28,7 @@ use axum::routing::post;
 use prost::Message;
 
 use profbridge_collector::config::units::Duration as ConfigDuration;
-use profbridge_collector::config::{load, parse_yaml, ExporterConfig};
+use profbridge_collector::config::{load, parse_yaml};
 use profbridge_collector::exporters::pyroscope::config::{
     BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig,
 };
@@ -1033,7 +1033,7 @@ fn yaml_options_are_read_and_checked() {
         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope/cloud]\n";
     let vars = BTreeMap::from([("TOKEN".to_owned(), "glc_xyz".to_owned())]);
     let config = parse_yaml(yaml, &vars).unwrap_or_else(|e| panic!("{e}"));
-    let ExporterConfig::Pyroscope(pyroscope) = &config.exporters[0].1 else {
+    let Some(pyroscope) = config.exporters[0].1.options::<PyroscopeExporterConfig>() else {
         panic!("not a pyroscope exporter: {:?}", config.exporters[0]);
     };
     assert_eq!(config.exporters[0].1.kind(), "pyroscope");
@@ -1108,7 +1108,7 @@ fn the_legacy_to_pyroscope_example_loads() {
         config
             .exporters
             .iter()
-            .any(|(_, exporter)| matches!(exporter, ExporterConfig::Pyroscope(_))),
+            .any(|(_, exporter)| exporter.options::<PyroscopeExporterConfig>().is_some()),
         "{config:?}"
     );
     assert!(config.warnings().is_empty(), "{:?}", config.warnings());

@@ -8,6 +8,7 @@ mod incoming;
 
 use std::time::Duration;
 
+pub(crate) use crate::tls::HandshakeLimits;
 pub(crate) use http::{serve_http, HttpLimits};
 pub(crate) use incoming::Incoming;
 
@@ -20,25 +21,6 @@ pub struct ConnectionLimits {
     /// A connection on which no byte moved either way for this long is
     /// closed.
     pub idle_timeout: Duration,
-}
-
-/// Limits on the TLS handshakes of one listener.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct HandshakeLimits {
-    /// How long a client gets to finish its handshake.
-    pub timeout: Duration,
-    /// Handshakes in progress at once; a new connection past this evicts
-    /// the oldest one.
-    pub max_in_progress: usize,
-}
-
-impl Default for HandshakeLimits {
-    fn default() -> Self {
-        Self {
-            timeout: Duration::from_secs(5),
-            max_in_progress: 64,
-        }
-    }
 }
 
 /// A `u32` count from the configuration as a `usize`.

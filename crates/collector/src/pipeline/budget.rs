@@ -3,6 +3,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use crate::telemetry::metrics::labels;
+use crate::telemetry::Registry;
+
 /// Counts bytes in flight against a limit; `try_reserve` never blocks.
 #[derive(Debug)]
 pub struct ByteBudget {
@@ -95,6 +98,24 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         self.budget.used.fetch_sub(self.bytes, Ordering::AcqRel);
     }
+}
+
+/// Gauges over a pipeline's byte budget, read at scrape time.
+pub fn register_queue(registry: &Registry, pipeline: &str, budget: Arc<ByteBudget>) {
+    let label = || labels(&[("pipeline", pipeline)]);
+    let used = Arc::clone(&budget);
+    registry.gauge_fn(
+        "profbridge_pipeline_queue_size_bytes",
+        "Bytes a pipeline holds, queued or being exported.",
+        label(),
+        move || used.used() as f64,
+    );
+    registry.gauge_fn(
+        "profbridge_pipeline_queue_capacity_bytes",
+        "Bytes a pipeline may hold.",
+        label(),
+        move || budget.limit() as f64,
+    );
 }
 
 #[cfg(test)]

@@ -1,51 +1,74 @@
-//! The closed set of exporters a pipeline can feed.
+//! What a pipeline feeds: any exporter, behind one trait.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
+use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
-
-use crate::exporters::debug::DebugExporter;
-use crate::exporters::file::FileExporter;
-use crate::exporters::otlp::OtlpGrpcExporter;
-use crate::exporters::otlp_http::OtlpHttpExporter;
-use crate::exporters::pyroscope::PyroscopeExporter;
-use crate::exporters::ExportError;
 
 use super::Batch;
 
-pub enum Exporter {
-    File {
-        name: String,
-        exporter: FileExporter,
-    },
-    Debug {
-        name: String,
-        exporter: DebugExporter,
-    },
-    /// Accepts and discards: for benchmarks and tests.
-    Nop { name: String },
-    OtlpGrpc {
-        name: String,
-        exporter: Box<OtlpGrpcExporter>,
-    },
-    OtlpHttp {
-        name: String,
-        exporter: Box<OtlpHttpExporter>,
-    },
-    Pyroscope {
-        name: String,
-        exporter: Box<PyroscopeExporter>,
-    },
-    /// Hands each batch to a test, which answers how the export went.
-    #[doc(hidden)]
-    Channel {
-        name: String,
-        sender: mpsc::UnboundedSender<ChannelExport>,
+/// Why an export failed; retryable failures may succeed later.
+#[derive(Debug, Error)]
+pub enum ExportError {
+    #[error("{0}")]
+    Permanent(String),
+    #[error("{reason} (retryable)")]
+    Retryable {
+        reason: String,
+        /// How long the destination asked us to wait (Retry-After,
+        /// gRPC RetryInfo), when it said.
+        retry_after: Option<Duration>,
     },
 }
 
-/// One export of an [`Exporter::Channel`]: the batch, and where the test
-/// sends the result (dropping it fails the export, retryably).
+impl ExportError {
+    /// A retryable failure with no advice on when to retry.
+    pub fn retryable(reason: impl Into<String>) -> Self {
+        Self::Retryable {
+            reason: reason.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Self::Retryable { .. })
+    }
+}
+
+/// How one export goes, awaited by the exporter's sending queue.
+pub type ExportFuture = Pin<Box<dyn Future<Output = Result<(), ExportError>> + Send>>;
+
+/// An exporter's runtime: sends one batch where it belongs.
+pub trait Export: Send + Sync + 'static {
+    /// Exports one batch; an exporter whose work blocks moves it to the
+    /// blocking pool itself (see [`on_blocking_pool`]).
+    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture;
+}
+
+/// Runs blocking export `work` on the blocking pool.
+pub fn on_blocking_pool<T: Send + Sync + 'static>(
+    exporter: Arc<T>,
+    batch: Arc<Batch>,
+    work: fn(&T, &Batch) -> Result<(), ExportError>,
+) -> ExportFuture {
+    Box::pin(async move {
+        tokio::task::spawn_blocking(move || work(&exporter, &batch))
+            .await
+            .map_err(|error| ExportError::retryable(format!("export task failed: {error}")))?
+    })
+}
+
+/// A named exporter, as pipelines and sending queues hold it.
+pub struct Exporter {
+    name: String,
+    runtime: Arc<dyn Export>,
+}
+
+/// One export of a [`Exporter::channel`] exporter: the batch, and where
+/// the test sends the result (dropping it fails the export, retryably).
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct ChannelExport {
@@ -53,69 +76,48 @@ pub struct ChannelExport {
     pub reply: oneshot::Sender<Result<(), ExportError>>,
 }
 
+/// Hands each batch to a test, which answers how the export went.
+struct ChannelExporter {
+    sender: mpsc::UnboundedSender<ChannelExport>,
+}
+
+impl Export for ChannelExporter {
+    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            if self.sender.send(ChannelExport { batch, reply }).is_err() {
+                return Err(ExportError::retryable("the test stopped listening"));
+            }
+            answer
+                .await
+                .unwrap_or_else(|_| Err(ExportError::retryable("the test dropped the export")))
+        })
+    }
+}
+
 impl Exporter {
-    /// An [`Exporter::Channel`] and the receiving end of its exports.
+    pub fn new(name: &str, runtime: Arc<dyn Export>) -> Self {
+        Self {
+            name: name.to_owned(),
+            runtime,
+        }
+    }
+
+    /// An exporter that hands its exports to a test, and the receiving end
+    /// of its exports.
     #[doc(hidden)]
     pub fn channel(name: &str) -> (Self, mpsc::UnboundedReceiver<ChannelExport>) {
         let (sender, receiver) = mpsc::unbounded_channel();
-        let name = name.to_owned();
-        (Self::Channel { name, sender }, receiver)
+        let runtime = Arc::new(ChannelExporter { sender });
+        (Self::new(name, runtime), receiver)
     }
 
     pub fn name(&self) -> &str {
-        match self {
-            Self::File { name, .. }
-            | Self::Debug { name, .. }
-            | Self::Nop { name }
-            | Self::OtlpGrpc { name, .. }
-            | Self::OtlpHttp { name, .. }
-            | Self::Pyroscope { name, .. }
-            | Self::Channel { name, .. } => name,
-        }
+        &self.name
     }
 
-    /// Exports one batch; blocking exporters run on the blocking pool.
+    /// Exports one batch.
     pub async fn export(self: &Arc<Self>, batch: &Arc<Batch>) -> Result<(), ExportError> {
-        match &**self {
-            Self::Nop { .. } => Ok(()),
-            Self::OtlpGrpc { exporter, .. } => exporter.export(batch).await,
-            Self::OtlpHttp { exporter, .. } => exporter.export(batch).await,
-            // Converts on the blocking pool itself, then sends.
-            Self::Pyroscope { exporter, .. } => exporter.export_shared(batch).await,
-            Self::Channel { sender, .. } => {
-                let (reply, answer) = oneshot::channel();
-                let export = ChannelExport {
-                    batch: Arc::clone(batch),
-                    reply,
-                };
-                if sender.send(export).is_err() {
-                    return Err(ExportError::retryable("the test stopped listening"));
-                }
-                answer
-                    .await
-                    .unwrap_or_else(|_| Err(ExportError::retryable("the test dropped the export")))
-            }
-            Self::File { .. } | Self::Debug { .. } => {
-                let (exporter, batch) = (Arc::clone(self), Arc::clone(batch));
-                tokio::task::spawn_blocking(move || exporter.export_blocking(&batch))
-                    .await
-                    .map_err(|error| {
-                        ExportError::retryable(format!("export task failed: {error}"))
-                    })?
-            }
-        }
-    }
-
-    /// The blocking exporters' work.
-    fn export_blocking(&self, batch: &Batch) -> Result<(), ExportError> {
-        match self {
-            Self::File { exporter, .. } => exporter.export(batch).map(|_| ()),
-            Self::Debug { exporter, .. } => exporter.export(batch),
-            Self::Nop { .. }
-            | Self::Channel { .. }
-            | Self::OtlpGrpc { .. }
-            | Self::OtlpHttp { .. }
-            | Self::Pyroscope { .. } => Ok(()),
-        }
+        Arc::clone(&self.runtime).export(Arc::clone(batch)).await
     }
 }

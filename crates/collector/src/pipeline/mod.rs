@@ -7,11 +7,13 @@
 //! budget until every exporter that holds it in memory is done with it.
 
 mod batch;
+/// `service.pipelines.NAME.queue`, parsed with the rest of the configuration.
+pub use crate::settings::queue as config;
 mod budget;
-pub mod config;
 mod exporter;
 mod memory;
 mod processing;
+pub mod sending;
 mod spare_requests;
 
 use std::sync::Arc;
@@ -21,22 +23,19 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 pub use batch::Batch;
-pub use budget::{ByteBudget, Reservation};
+pub use budget::{register_queue, ByteBudget, Reservation};
 #[doc(hidden)]
 pub use exporter::ChannelExport;
-pub use exporter::Exporter;
+pub use exporter::{on_blocking_pool, Export, ExportError, ExportFuture, Exporter};
 pub use memory::memory_estimate;
-pub use processing::Processor;
+pub use processing::{Processed, Processor};
 pub use spare_requests::spare_request;
 
 use processing::{InFlight, Stage};
 
-use crate::exporters::helper::QueuedExporter;
+use sending::QueuedExporter;
 
-/// Default bytes a pipeline may hold, queued or being exported.
-pub const DEFAULT_QUEUE_BYTES: usize = 256 << 20;
-/// Default number of requests a pipeline may hold.
-pub const DEFAULT_QUEUE_REQUESTS: usize = 1024;
+pub use crate::settings::queue::{DEFAULT_QUEUE_BYTES, DEFAULT_QUEUE_REQUESTS};
 
 /// Why a pipeline refused a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,7 +142,7 @@ pub struct Pipeline {
 impl Pipeline {
     pub fn start(
         name: &str,
-        processors: Vec<Processor>,
+        processors: Vec<Box<dyn Processor>>,
         exporters: Vec<Arc<QueuedExporter>>,
         queue_bytes: usize,
         queue_requests: usize,

@@ -13,11 +13,33 @@ use tokio::time::Instant;
 
 use super::budget::{ByteBudget, Reservation};
 use super::Batch;
-use crate::processors::{Batcher, ResourceProcessor};
+/// What a processor did with a batch.
+pub enum Processed {
+    /// Passed it on, changed or not.
+    Passed(Batch),
+    /// Held it; these batches (maybe none) are let go now.
+    Held(Vec<Batch>),
+}
 
-pub enum Processor {
-    Resource(ResourceProcessor),
-    Batch(Batcher),
+/// A processor's runtime, driven by the pipeline's drain task.
+pub trait Processor: Send {
+    fn process(&mut self, batch: Batch) -> Processed;
+
+    /// Lets go of everything held (its deadline passed, or the pipeline
+    /// is stopping).
+    fn flush(&mut self) -> Vec<Batch> {
+        Vec::new()
+    }
+
+    /// When what it holds must be flushed, if it holds anything.
+    fn deadline(&self) -> Option<std::time::Instant> {
+        None
+    }
+
+    /// Whether it holds nothing.
+    fn is_empty(&self) -> bool {
+        true
+    }
 }
 
 /// A batch on its way through the processors, with what it holds.
@@ -30,12 +52,12 @@ pub(super) struct InFlight {
 
 /// One stage of the chain, with the budget a batch processor holds.
 pub(super) struct Stage {
-    processor: Processor,
+    processor: Box<dyn Processor>,
     held: Vec<Arc<Reservation>>,
 }
 
 impl Stage {
-    pub fn new(processor: Processor) -> Self {
+    pub fn new(processor: Box<dyn Processor>) -> Self {
         Self {
             processor,
             held: Vec::new(),
@@ -44,10 +66,7 @@ impl Stage {
 
     /// When this stage must be flushed, if it holds anything.
     pub fn deadline(&self) -> Option<Instant> {
-        match &self.processor {
-            Processor::Batch(batcher) => batcher.deadline().map(Instant::from_std),
-            Processor::Resource(_) => None,
-        }
+        self.processor.deadline().map(Instant::from_std)
     }
 }
 
@@ -61,21 +80,17 @@ pub(super) fn run(
     for stage in stages.iter_mut().skip(first) {
         let mut out = Vec::new();
         for item in items {
-            match &mut stage.processor {
-                Processor::Resource(resource) => {
-                    let mut batch = owned(item.batch);
-                    resource.process(batch.request_mut());
-                    out.push(InFlight {
-                        batch: Arc::new(batch),
-                        ..item
-                    });
-                }
-                Processor::Batch(batcher) => {
+            match stage.processor.process(owned(item.batch)) {
+                Processed::Passed(batch) => out.push(InFlight {
+                    batch: Arc::new(batch),
+                    hold: item.hold,
+                    confirms: item.confirms,
+                }),
+                Processed::Held(ready) => {
                     stage.held.push(item.hold);
                     for confirm in item.confirms {
                         let _ = confirm.send(true);
                     }
-                    let ready = batcher.push(owned(item.batch));
                     out.extend(release(stage, ready, budget));
                 }
             }
@@ -91,10 +106,7 @@ pub(super) fn flush(stages: &mut [Stage], index: usize, budget: &Arc<ByteBudget>
     let Some(stage) = stages.get_mut(index) else {
         return Vec::new();
     };
-    let flushed = match &mut stage.processor {
-        Processor::Batch(batcher) => batcher.flush(),
-        Processor::Resource(_) => Vec::new(),
-    };
+    let flushed = stage.processor.flush();
     let items = release(stage, flushed, budget);
     run(stages, index + 1, items, budget)
 }
@@ -102,10 +114,7 @@ pub(super) fn flush(stages: &mut [Stage], index: usize, budget: &Arc<ByteBudget>
 /// Batches a batch processor let go. Each holds budget for itself; once the
 /// processor holds nothing more, what its inputs held is let go.
 fn release(stage: &mut Stage, ready: Vec<Batch>, budget: &Arc<ByteBudget>) -> Vec<InFlight> {
-    let empty = match &stage.processor {
-        Processor::Batch(batcher) => batcher.is_empty(),
-        Processor::Resource(_) => true,
-    };
+    let empty = stage.processor.is_empty();
     let out: Vec<InFlight> = ready
         .into_iter()
         .map(|batch| InFlight {

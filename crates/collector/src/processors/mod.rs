@@ -9,39 +9,16 @@
 pub mod batch;
 pub mod resource;
 
-use std::fmt;
+use crate::settings::Problem;
 
 pub use batch::{BatchProcessorConfig, Batcher};
 pub use resource::{ResourceProcessor, ResourceProcessorConfig};
 
-/// A problem in a processor's options: the key path below the processor's
-/// own section (`attributes[1].value`) and what is wrong there.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OptionProblem {
-    pub path: String,
-    pub message: String,
-}
-
-impl OptionProblem {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for OptionProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
-
 /// Every problem as one line each, for constructors that return `String`.
-fn join_problems(problems: &[OptionProblem]) -> String {
+fn join_problems(problems: &[Problem]) -> String {
     problems
         .iter()
-        .map(OptionProblem::to_string)
+        .map(Problem::to_string)
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -2,6 +2,7 @@
 
 pub mod file;
 mod handoff;
+mod intake;
 mod legacy_http;
 pub mod otlp;
 pub mod pprof;

@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use super::metrics::{labels, Counter, Registry};
 use super::process;
-use crate::pipeline::ByteBudget;
 
 /// Why a receiver refused profiles: the `reason` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -296,24 +295,6 @@ pub fn register_exporter_queue(registry: &Registry, exporter: &str, level: Arc<d
         let level = Arc::clone(&level);
         registry.gauge_fn(name, help, label(), move || read(level.as_ref()));
     }
-}
-
-/// Gauges over a pipeline's byte budget, read at scrape time.
-pub fn register_queue(registry: &Registry, pipeline: &str, budget: Arc<ByteBudget>) {
-    let label = || labels(&[("pipeline", pipeline)]);
-    let used = Arc::clone(&budget);
-    registry.gauge_fn(
-        "profbridge_pipeline_queue_size_bytes",
-        "Bytes a pipeline holds, queued or being exported.",
-        label(),
-        move || used.used() as f64,
-    );
-    registry.gauge_fn(
-        "profbridge_pipeline_queue_capacity_bytes",
-        "Bytes a pipeline may hold.",
-        label(),
-        move || budget.limit() as f64,
-    );
 }
 
 /// Resident memory and uptime, counted from now.

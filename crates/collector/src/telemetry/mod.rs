@@ -1,6 +1,7 @@
 //! Self-telemetry: Prometheus metrics, health, logs.
 
-pub mod config;
+/// `service: telemetry:`, parsed with the rest of the configuration.
+pub use crate::settings::telemetry as config;
 pub mod exposition;
 pub mod instruments;
 pub mod metrics;

@@ -65,24 +65,6 @@ pub fn router(registry: Arc<Registry>, readiness: Arc<Readiness>) -> Router {
         })
 }
 
-/// Serves until `shutdown` resolves; the listener is already bound.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    config: &super::config::MetricsConfig,
-    registry: Arc<Registry>,
-    readiness: Arc<Readiness>,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let incoming = crate::net::Incoming::new(listener, config.connection_limits(), None);
-    crate::net::serve_http(
-        incoming,
-        router(registry, readiness),
-        config.http_limits(),
-        shutdown,
-    )
-    .await
-}
-
 async fn metrics(State(telemetry): State<Telemetry>) -> Response {
     let body = tokio::task::spawn_blocking(move || telemetry.registry.render()).await;
     match body {

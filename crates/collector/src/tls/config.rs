@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::config::units::Duration;
-use crate::processors::OptionProblem;
+use crate::settings::units::Duration;
+use crate::settings::Problem;
 
 /// `tls:` on a receiver: the server's certificate chain and key, and
 /// optionally the CAs client certificates must chain to (mutual TLS).
@@ -46,19 +46,19 @@ impl Default for ServerTlsConfig {
 
 impl ServerTlsConfig {
     /// Every problem in the options, named under `prefix` (e.g. `tls`).
-    pub fn problems(&self, prefix: &str) -> Vec<OptionProblem> {
+    pub fn problems(&self, prefix: &str) -> Vec<Problem> {
         let mut problems = Vec::new();
         match (&self.cert_file, &self.key_file) {
             (Some(_), Some(_)) => {}
-            (None, None) => problems.push(OptionProblem::new(
+            (None, None) => problems.push(Problem::new(
                 format!("{prefix}.cert_file"),
                 "a TLS server needs cert_file and key_file",
             )),
-            (Some(_), None) => problems.push(OptionProblem::new(
+            (Some(_), None) => problems.push(Problem::new(
                 format!("{prefix}.key_file"),
                 "cert_file is set without key_file; set both",
             )),
-            (None, Some(_)) => problems.push(OptionProblem::new(
+            (None, Some(_)) => problems.push(Problem::new(
                 format!("{prefix}.cert_file"),
                 "key_file is set without cert_file; set both",
             )),
@@ -69,17 +69,17 @@ impl ServerTlsConfig {
             ("client_ca_file", &self.client_ca_file),
         ] {
             if let Some(problem) = path.as_deref().and_then(file_problem) {
-                problems.push(OptionProblem::new(format!("{prefix}.{option}"), problem));
+                problems.push(Problem::new(format!("{prefix}.{option}"), problem));
             }
         }
         if self.handshake_timeout.0.is_zero() {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 format!("{prefix}.handshake_timeout"),
                 "must be more than 0",
             ));
         }
         if self.max_concurrent_handshakes == 0 {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 format!("{prefix}.max_concurrent_handshakes"),
                 "must be more than 0",
             ));
@@ -100,27 +100,27 @@ pub struct AuthConfig {
 
 impl AuthConfig {
     /// Every problem in the options, named under `prefix` (e.g. `auth`).
-    pub fn problems(&self, prefix: &str) -> Vec<OptionProblem> {
+    pub fn problems(&self, prefix: &str) -> Vec<Problem> {
         match (&self.bearer_token_file, &self.bearer_token_env) {
-            (Some(_), Some(_)) => vec![OptionProblem::new(
+            (Some(_), Some(_)) => vec![Problem::new(
                 prefix,
                 "set bearer_token_file or bearer_token_env, not both",
             )],
-            (None, None) => vec![OptionProblem::new(
+            (None, None) => vec![Problem::new(
                 prefix,
                 "set bearer_token_file or bearer_token_env",
             )],
             (Some(path), None) => file_problem(path)
-                .map(|problem| OptionProblem::new(format!("{prefix}.bearer_token_file"), problem))
+                .map(|problem| Problem::new(format!("{prefix}.bearer_token_file"), problem))
                 .into_iter()
                 .collect(),
             (None, Some(variable)) => match std::env::var(variable) {
                 Ok(value) if !value.trim().is_empty() => Vec::new(),
-                Ok(_) => vec![OptionProblem::new(
+                Ok(_) => vec![Problem::new(
                     format!("{prefix}.bearer_token_env"),
                     format!("the environment variable {variable} is empty"),
                 )],
-                Err(_) => vec![OptionProblem::new(
+                Err(_) => vec![Problem::new(
                     format!("{prefix}.bearer_token_env"),
                     format!("the environment variable {variable} is not set"),
                 )],
@@ -143,10 +143,7 @@ fn file_problem(path: &str) -> Option<String> {
 }
 
 /// The problems in a receiver's `tls:` and `auth:` options.
-pub fn security_problems(
-    tls: Option<&ServerTlsConfig>,
-    auth: Option<&AuthConfig>,
-) -> Vec<OptionProblem> {
+pub fn security_problems(tls: Option<&ServerTlsConfig>, auth: Option<&AuthConfig>) -> Vec<Problem> {
     let mut problems = tls.map(|tls| tls.problems("tls")).unwrap_or_default();
     problems.extend(auth.map(|auth| auth.problems("auth")).unwrap_or_default());
     problems

@@ -12,8 +12,28 @@ pub use server::Alpn;
 pub(crate) use server::ReloadingAcceptor;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use self::config::{AuthConfig, ServerTlsConfig};
+
+/// Limits on the TLS handshakes of one listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandshakeLimits {
+    /// How long a client gets to finish its handshake.
+    pub timeout: Duration,
+    /// Handshakes in progress at once; a new connection past this evicts
+    /// the oldest one.
+    pub max_in_progress: usize,
+}
+
+impl Default for HandshakeLimits {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(5),
+            max_in_progress: 64,
+        }
+    }
+}
 
 /// TLS and authentication for one listener; the default is neither.
 #[derive(Clone, Default)]
@@ -21,7 +41,7 @@ pub struct Security {
     pub(crate) tls: Option<Arc<ReloadingAcceptor>>,
     pub(crate) auth: Option<BearerAuth>,
     /// How TLS handshakes are limited (unused without TLS).
-    pub(crate) handshakes: crate::net::HandshakeLimits,
+    pub(crate) handshakes: HandshakeLimits,
 }
 
 impl Security {
@@ -41,12 +61,9 @@ impl Security {
             .map(BearerAuth::new)
             .transpose()
             .map_err(|error| format!("auth: {error}"))?;
-        let handshakes = tls_config.map_or_else(crate::net::HandshakeLimits::default, |tls| {
-            crate::net::HandshakeLimits {
-                timeout: tls.handshake_timeout.0,
-                max_in_progress: usize::try_from(tls.max_concurrent_handshakes)
-                    .unwrap_or(usize::MAX),
-            }
+        let handshakes = tls_config.map_or_else(HandshakeLimits::default, |tls| HandshakeLimits {
+            timeout: tls.handshake_timeout.0,
+            max_in_progress: usize::try_from(tls.max_concurrent_handshakes).unwrap_or(usize::MAX),
         });
         Ok(Self {
             tls,

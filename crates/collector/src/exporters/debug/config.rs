@@ -1,9 +1,10 @@
 use serde::Deserialize;
 
-use crate::config::units::Duration;
 use crate::exporters::helper::config::{
     ExporterHelperConfig, RetryConfig, SendingQueueConfig, DEFAULT_TIMEOUT,
 };
+use crate::settings::units::Duration;
+use crate::settings::Options;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -50,3 +51,5 @@ impl DebugExporterConfig {
         }
     }
 }
+
+impl Options for DebugExporterConfig {}

@@ -1,9 +1,11 @@
 //! The debug exporter: a summary line per request, or details.
 
 pub mod config;
+mod factory;
 mod summary;
 
 use config::{DebugExporterConfig, Verbosity};
+pub use factory::DebugExporterFactory;
 pub use summary::summarize;
 
 use super::ExportError;

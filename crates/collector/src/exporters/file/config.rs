@@ -1,9 +1,10 @@
 use serde::Deserialize;
 
-use crate::config::units::Duration;
 use crate::exporters::helper::config::{
     ExporterHelperConfig, RetryConfig, SendingQueueConfig, DEFAULT_TIMEOUT,
 };
+use crate::settings::units::Duration;
+use crate::settings::{Options, Problem};
 
 /// What the file exporter writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -85,4 +86,28 @@ pub struct Retention {
     pub max_files: Option<u64>,
     /// Remove files older than this.
     pub max_age: Option<Duration>,
+}
+
+impl Options for FileExporterConfig {
+    fn problems(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        if self.path.trim().is_empty() {
+            problems.push(Problem::new(
+                "path",
+                "is empty; name the directory to write under",
+            ));
+        }
+        if let Some(template) = &self.path_template {
+            if let Err(reason) = super::PathTemplate::parse(template) {
+                problems.push(Problem::new("path_template", reason.to_string()));
+            }
+        }
+        if self.gzip_level > 9 {
+            problems.push(Problem::new(
+                "gzip_level",
+                format!("is {}; use 0 (stored) to 9 (smallest)", self.gzip_level),
+            ));
+        }
+        problems
+    }
 }

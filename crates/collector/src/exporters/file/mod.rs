@@ -24,14 +24,15 @@
 
 mod attributes;
 pub mod config;
+mod factory;
 mod recover;
 mod retention;
 mod sanitize;
 mod scratch;
 mod template;
-mod timestamp;
 mod write;
 
+pub use factory::FileExporterFactory;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -41,13 +42,13 @@ use profbridge_translate::otlp::KeyValue;
 use profbridge_translate::{OtlpToPprof, UnassembledPprof};
 use prost::Message;
 
+pub use crate::timestamp::utc_timestamp;
 pub(crate) use attributes::{attribute_text, resource_attributes, sample_type};
 use config::{FileExporterConfig, FileFormat};
 use retention::RetentionSweeper;
 pub use retention::SWEEP_EVERY_EXPORTS;
 use scratch::{Scratch, ScratchPool};
 pub use template::PathTemplate;
-pub use timestamp::utc_timestamp;
 use write::FileWriter;
 
 use super::to_pprof::batch_to_pprofs;

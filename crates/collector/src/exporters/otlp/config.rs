@@ -1,9 +1,10 @@
 use std::collections::BTreeMap;
 
+use crate::settings::{Options, Problem};
 use serde::Deserialize;
 
-use crate::config::units::Duration;
 use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
+use crate::settings::units::Duration;
 
 /// Default time one export attempt may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -90,6 +91,19 @@ impl OtlpExporterConfig {
             retry_on_failure: self.retry_on_failure.clone(),
             timeout: self.timeout,
             dead_letter: self.dead_letter.clone(),
+        }
+    }
+}
+
+impl Options for OtlpExporterConfig {
+    fn problems(&self) -> Vec<Problem> {
+        if self.endpoint.trim().is_empty() {
+            vec![Problem::new(
+                "endpoint",
+                "is empty; name the receiver to send to, like collector:4317",
+            )]
+        } else {
+            Vec::new()
         }
     }
 }

@@ -5,10 +5,12 @@
 
 mod codec;
 pub mod config;
+mod factory;
 mod skip_verify;
 mod status;
 pub(crate) mod tls;
 
+pub use factory::OtlpExporterFactory;
 use std::time::Duration;
 
 use bytes::Bytes;

@@ -1,10 +1,11 @@
 use std::collections::BTreeMap;
 
+use crate::settings::{Options, Problem};
 use serde::Deserialize;
 
-use crate::config::units::Duration;
 use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
 use crate::exporters::otlp::config::{Compression, TlsConfig, DEFAULT_TIMEOUT};
+use crate::settings::units::Duration;
 
 /// The path appended to `endpoint`.
 pub const PROFILES_PATH: &str = "/v1development/profiles";
@@ -68,6 +69,19 @@ impl OtlpHttpExporterConfig {
             retry_on_failure: self.retry_on_failure.clone(),
             timeout: self.timeout,
             dead_letter: self.dead_letter.clone(),
+        }
+    }
+}
+
+impl Options for OtlpHttpExporterConfig {
+    fn problems(&self) -> Vec<Problem> {
+        if self.endpoint.trim().is_empty() && self.profiles_endpoint.is_none() {
+            vec![Problem::new(
+                "endpoint",
+                "is empty; name the receiver to send to, like http://collector:4318",
+            )]
+        } else {
+            Vec::new()
         }
     }
 }

@@ -5,8 +5,10 @@
 
 mod body;
 pub mod config;
+mod factory;
 mod response;
 
+pub use factory::OtlpHttpExporterFactory;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};

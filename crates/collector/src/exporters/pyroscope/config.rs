@@ -1,14 +1,15 @@
+use crate::settings::Options;
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
 
 use super::naming::{label_name, RESERVED_LABEL_NAMES};
-use crate::config::units::Duration;
 use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
 use crate::exporters::otlp::config::TlsConfig;
 use crate::exporters::otlp::tls::{split_scheme, uses_tls};
-use crate::processors::OptionProblem;
+use crate::settings::units::Duration;
+use crate::settings::Problem;
 
 /// The path appended to `endpoint` for `api: ingest`.
 pub const INGEST_PATH: &str = "/ingest";
@@ -124,31 +125,31 @@ impl PyroscopeExporterConfig {
 
     /// What is wrong with the options, each at its path under the
     /// exporter's own key. TLS files are read only when the exporter starts.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if self.endpoint.trim().is_empty() {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 "endpoint",
                 "is empty; name the Pyroscope server, like http://pyroscope:4040",
             ));
         } else if let Err(reason) = split_scheme(&self.endpoint)
             .and_then(|(scheme, _)| uses_tls(scheme, &self.tls).map(|_| ()))
         {
-            problems.push(OptionProblem::new("endpoint", reason));
+            problems.push(Problem::new("endpoint", reason));
         }
         for (name, value) in &self.headers {
             let path = format!("headers.{name}");
             if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-                problems.push(OptionProblem::new(path, "is not a valid header name"));
+                problems.push(Problem::new(path, "is not a valid header name"));
             } else if reqwest::header::HeaderValue::from_str(value).is_err() {
-                problems.push(OptionProblem::new(path, "is not a valid header value"));
+                problems.push(Problem::new(path, "is not a valid header value"));
             } else if name.eq_ignore_ascii_case("authorization") && self.basic_auth.is_some() {
-                problems.push(OptionProblem::new(
+                problems.push(Problem::new(
                     path,
                     "conflicts with basic_auth, which sets authorization; keep one",
                 ));
             } else if name.eq_ignore_ascii_case(TENANT_HEADER) && self.tenant_id.is_some() {
-                problems.push(OptionProblem::new(
+                problems.push(Problem::new(
                     path,
                     "conflicts with tenant_id, which sets X-Scope-OrgID; keep one",
                 ));
@@ -156,9 +157,9 @@ impl PyroscopeExporterConfig {
         }
         if let Some(auth) = &self.basic_auth {
             if auth.username.is_empty() {
-                problems.push(OptionProblem::new("basic_auth.username", "is empty"));
+                problems.push(Problem::new("basic_auth.username", "is empty"));
             } else if auth.username.contains(':') {
-                problems.push(OptionProblem::new(
+                problems.push(Problem::new(
                     "basic_auth.username",
                     "contains ':', which basic authentication cannot carry",
                 ));
@@ -166,19 +167,16 @@ impl PyroscopeExporterConfig {
         }
         if let Some(tenant) = &self.tenant_id {
             if tenant.trim().is_empty() {
-                problems.push(OptionProblem::new(
+                problems.push(Problem::new(
                     "tenant_id",
                     "is empty; leave it out for a single-tenant Pyroscope",
                 ));
             } else if reqwest::header::HeaderValue::from_str(tenant).is_err() {
-                problems.push(OptionProblem::new(
-                    "tenant_id",
-                    "is not a valid header value",
-                ));
+                problems.push(Problem::new("tenant_id", "is not a valid header value"));
             }
         }
         if self.application_name_attribute.trim().is_empty() {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 "application_name_attribute",
                 "is empty; name a resource attribute, like service.name",
             ));
@@ -187,17 +185,17 @@ impl PyroscopeExporterConfig {
         problems
     }
 
-    fn label_problems(&self, problems: &mut Vec<OptionProblem>) {
+    fn label_problems(&self, problems: &mut Vec<Problem>) {
         let keys = &self.labels_from_resource_attributes;
         for (index, key) in keys.iter().enumerate() {
             let path = format!("labels_from_resource_attributes[{index}]");
             if key.trim().is_empty() {
-                problems.push(OptionProblem::new(path, "is empty"));
+                problems.push(Problem::new(path, "is empty"));
                 continue;
             }
             let name = label_name(key);
             if name.starts_with("__") || RESERVED_LABEL_NAMES.contains(&name.as_str()) {
-                problems.push(OptionProblem::new(
+                problems.push(Problem::new(
                     path,
                     format!("{key:?} would become label {name}, which Pyroscope reserves"),
                 ));
@@ -206,7 +204,7 @@ impl PyroscopeExporterConfig {
                 .take(index)
                 .position(|other| label_name(other) == name)
             {
-                problems.push(OptionProblem::new(
+                problems.push(Problem::new(
                     path,
                     format!(
                         "{key:?} would become label {name}, as labels_from_resource_attributes[{earlier}] does"
@@ -214,5 +212,11 @@ impl PyroscopeExporterConfig {
                 ));
             }
         }
+    }
+}
+
+impl Options for PyroscopeExporterConfig {
+    fn problems(&self) -> Vec<Problem> {
+        Self::problems(self)
     }
 }

@@ -39,9 +39,11 @@
 //! encoding) runs on the blocking pool.
 
 pub mod config;
+mod factory;
 mod naming;
 mod response;
 
+pub use factory::PyroscopeExporterFactory;
 use std::sync::Arc;
 use std::time::Duration;
 

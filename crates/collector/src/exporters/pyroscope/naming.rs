@@ -26,7 +26,7 @@ use crate::exporters::file::attribute_text;
 use crate::push_v1::{
     LabelPair, LABEL_DELTA, LABEL_PROFILE_NAME, LABEL_SERVICE_NAME, LABEL_SESSION_ID,
 };
-use crate::receivers::pyroscope::{DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE};
+use crate::pyroscope_attributes::{DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE};
 
 /// The application name of resources without one, as OpenTelemetry SDKs
 /// name services they know nothing about.

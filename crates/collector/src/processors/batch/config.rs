@@ -1,7 +1,8 @@
 use serde::Deserialize;
 
-use crate::config::units::{ByteSize, Duration};
-use crate::processors::OptionProblem;
+use crate::settings::units::{ByteSize, Duration};
+use crate::settings::Options;
+use crate::settings::Problem;
 
 /// Samples a batch collects before it is sent, as in the OpenTelemetry
 /// Collector's batch processor.
@@ -41,10 +42,10 @@ impl Default for BatchProcessorConfig {
 
 impl BatchProcessorConfig {
     /// Every problem in the options; empty when they are usable.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if self.send_batch_max_size != 0 && self.send_batch_max_size < self.send_batch_size {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 "send_batch_max_size",
                 format!(
                     "{} is less than send_batch_size ({}); use 0 (no limit) or at least send_batch_size",
@@ -53,7 +54,7 @@ impl BatchProcessorConfig {
             ));
         }
         if usize::try_from(self.send_batch_max_bytes.0).is_err() {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 "send_batch_max_bytes",
                 format!(
                     "{} bytes is more than this machine can address",
@@ -62,6 +63,12 @@ impl BatchProcessorConfig {
             ));
         }
         problems
+    }
+}
+
+impl Options for BatchProcessorConfig {
+    fn problems(&self) -> Vec<Problem> {
+        Self::problems(self)
     }
 }
 

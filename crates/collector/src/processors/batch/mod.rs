@@ -18,6 +18,7 @@
 //! starting over.
 
 pub mod config;
+mod factory;
 mod prune;
 mod split;
 
@@ -29,9 +30,10 @@ use profbridge_translate::merge_requests;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 pub use config::{BatchProcessorConfig, DEFAULT_SEND_BATCH_SIZE, DEFAULT_TIMEOUT};
+pub use factory::BatchProcessorFactory;
 
 use super::join_problems;
-use crate::pipeline::Batch;
+use crate::pipeline::{Batch, Processed, Processor};
 use split::{split, Limits};
 
 #[derive(Debug)]
@@ -196,17 +198,35 @@ fn batch_received_at(request: ExportProfilesServiceRequest, received_at: SystemT
     batch
 }
 
+impl Processor for Batcher {
+    fn process(&mut self, batch: Batch) -> Processed {
+        Processed::Held(self.push(batch))
+    }
+
+    fn flush(&mut self) -> Vec<Batch> {
+        Batcher::flush(self)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Batcher::deadline(self)
+    }
+
+    fn is_empty(&self) -> bool {
+        Batcher::is_empty(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::units::ByteSize;
+    use crate::settings::units::ByteSize;
 
     fn batcher(size: usize, max_size: usize, timeout: Duration) -> Batcher {
         Batcher::new(&BatchProcessorConfig {
             send_batch_size: size,
             send_batch_max_size: max_size,
             send_batch_max_bytes: ByteSize(0),
-            timeout: crate::config::units::Duration(timeout),
+            timeout: crate::settings::units::Duration(timeout),
         })
         .unwrap()
     }

@@ -1,9 +1,10 @@
 use std::fmt;
 
+use crate::settings::Options;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
-use crate::processors::OptionProblem;
+use crate::settings::Problem;
 
 /// `processors.resource`: changes to make to every resource, in order.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -63,9 +64,9 @@ pub enum AttributeValue {
 
 impl ResourceProcessorConfig {
     /// Every problem in the options; empty when they are usable.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         if self.attributes.is_empty() {
-            return vec![OptionProblem::new(
+            return vec![Problem::new(
                 "attributes",
                 "no actions; list at least one, like {key: deployment.environment, value: prod, action: upsert}",
             )];
@@ -79,9 +80,9 @@ impl ResourceProcessorConfig {
 }
 
 impl AttributeAction {
-    fn check(&self, path: &str, problems: &mut Vec<OptionProblem>) {
+    fn check(&self, path: &str, problems: &mut Vec<Problem>) {
         let mut problem = |key: &str, message: String| {
-            problems.push(OptionProblem::new(format!("{path}.{key}"), message));
+            problems.push(Problem::new(format!("{path}.{key}"), message));
         };
         if self.key.is_empty() {
             problem("key", "is empty; name the attribute to change".to_owned());
@@ -156,6 +157,12 @@ impl Visitor<'_> for AttributeValueVisitor {
 impl<'de> Deserialize<'de> for AttributeValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(AttributeValueVisitor)
+    }
+}
+
+impl Options for ResourceProcessorConfig {
+    fn problems(&self) -> Vec<Problem> {
+        Self::problems(self)
     }
 }
 

@@ -4,6 +4,7 @@
 //! ones before it did.
 
 pub mod config;
+mod factory;
 
 use profbridge_translate::otlp::{
     any_value, bool_value, int_value, resolve_strings, string_value, AnyValue,
@@ -11,8 +12,10 @@ use profbridge_translate::otlp::{
 };
 
 pub use config::{Action, AttributeAction, AttributeValue, ResourceProcessorConfig};
+pub use factory::ResourceProcessorFactory;
 
 use super::join_problems;
+use crate::pipeline::{Batch, Processed, Processor};
 
 #[derive(Debug, Clone)]
 pub struct ResourceProcessor {
@@ -149,6 +152,13 @@ impl Step {
                 }),
             Source::Nothing => None,
         }
+    }
+}
+
+impl Processor for ResourceProcessor {
+    fn process(&mut self, mut batch: Batch) -> Processed {
+        ResourceProcessor::process(self, batch.request_mut());
+        Processed::Passed(batch)
     }
 }
 

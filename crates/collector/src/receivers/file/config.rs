@@ -1,10 +1,11 @@
+use crate::settings::{Options, OwnedFile};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::config::units::Duration;
-use crate::processors::OptionProblem;
+use crate::settings::units::Duration;
+use crate::settings::Problem;
 
 /// `receivers: file:` — profile files dropped in watched folders.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -106,10 +107,10 @@ impl FileReceiverConfig {
     }
 
     /// Every problem in the options; empty when they are usable.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if self.include.is_empty() {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 "include",
                 "no files to watch; list at least one glob, like /var/lib/profiles/*.pb.gz",
             ));
@@ -117,7 +118,7 @@ impl FileReceiverConfig {
         for (key, patterns) in [("include", &self.include), ("exclude", &self.exclude)] {
             for (index, pattern) in patterns.iter().enumerate() {
                 if let Err(error) = glob::Pattern::new(pattern) {
-                    problems.push(OptionProblem::new(
+                    problems.push(Problem::new(
                         format!("{key}[{index}]"),
                         format!("{pattern:?} is not a glob pattern: {error}"),
                     ));
@@ -125,7 +126,7 @@ impl FileReceiverConfig {
             }
         }
         if self.poll_interval.0.is_zero() {
-            problems.push(OptionProblem::new("poll_interval", "must be more than 0"));
+            problems.push(Problem::new("poll_interval", "must be more than 0"));
         }
         let empty = |value: &Option<String>| value.as_deref().is_some_and(|v| v.trim().is_empty());
         for (key, value) in [
@@ -134,26 +135,27 @@ impl FileReceiverConfig {
             ("failed_dir", &self.failed_dir),
         ] {
             if empty(value) {
-                problems.push(OptionProblem::new(
+                problems.push(Problem::new(
                     key,
                     "is empty; name a path or leave the key out",
                 ));
             }
         }
         match (self.after_success, &self.move_to) {
-            (AfterSuccess::Move, None) => problems.push(OptionProblem::new(
+            (AfterSuccess::Move, None) => problems.push(Problem::new(
                 "move_to",
                 "after_success: move needs move_to, the folder to move delivered files to",
             )),
-            (AfterSuccess::Keep | AfterSuccess::Delete, Some(_)) => problems.push(
-                OptionProblem::new("move_to", "is only used with after_success: move"),
-            ),
+            (AfterSuccess::Keep | AfterSuccess::Delete, Some(_)) => problems.push(Problem::new(
+                "move_to",
+                "is only used with after_success: move",
+            )),
             _ => {}
         }
         if self.service_name_from != ServiceNameFrom::None
             && self.resource_attributes.contains_key("service.name")
         {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 "service_name_from",
                 "resource_attributes sets service.name too; keep one of them",
             ));
@@ -162,11 +164,26 @@ impl FileReceiverConfig {
     }
 }
 
+impl Options for FileReceiverConfig {
+    fn problems(&self) -> Vec<Problem> {
+        Self::problems(self)
+    }
+
+    fn owned_file(&self, id: &str) -> Option<OwnedFile> {
+        Some(OwnedFile {
+            key: "checkpoint",
+            path: self.checkpoint_path(id),
+            owner: "file receiver",
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
 
-    use crate::config::{parse_yaml, ReceiverConfig};
+    use super::FileReceiverConfig;
+    use crate::config::parse_yaml;
 
     fn with_receivers(receivers: &str, ids: &str) -> String {
         format!(
@@ -190,7 +207,11 @@ mod tests {
         let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap();
         let kinds: Vec<&str> = config.receivers.iter().map(|(_, r)| r.kind()).collect();
         assert_eq!(kinds, ["pprof", "pyroscope", "file"]);
-        let Some((_, ReceiverConfig::File(file))) = config.receivers.get(2) else {
+        let Some(file) = config
+            .receivers
+            .get(2)
+            .and_then(|(_, receiver)| receiver.options::<FileReceiverConfig>())
+        else {
             panic!("no file receiver");
         };
         assert_eq!(file.poll_interval.0, std::time::Duration::from_secs(1));

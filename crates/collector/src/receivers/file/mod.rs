@@ -8,9 +8,11 @@
 mod checkpoint;
 pub mod config;
 mod dispose;
+mod factory;
 mod load;
 mod scan;
 
+pub use factory::FileReceiverFactory;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use tonic::codegen::{Body, StdError};
 
-use super::intake::{admit, Admission};
 use crate::pipeline::PipelineHandle;
+use crate::receivers::intake::{admit, Admission};
 use crate::telemetry::ReceiverMetrics;
 
 /// Why a body was not read whole.

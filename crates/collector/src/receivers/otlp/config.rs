@@ -1,7 +1,9 @@
 use serde::Deserialize;
 
-use crate::config::units::{ByteSize, Duration};
-use crate::processors::OptionProblem;
+use crate::settings::units::{ByteSize, Duration};
+use crate::settings::Options;
+use crate::settings::Problem;
+use crate::tls::config::security_problems;
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// Connections a receiver's listener holds at once, by default.
@@ -122,7 +124,7 @@ impl GrpcConfig {
     }
 
     /// Every problem in the connection options.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         positive_count(
             &mut problems,
@@ -156,7 +158,7 @@ impl HttpConfig {
     }
 
     /// Every problem in the connection options.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         http_listener_problems(
             self.read_header_timeout,
             self.read_timeout,
@@ -172,7 +174,7 @@ pub(crate) fn http_listener_problems(
     read_timeout: Duration,
     idle_timeout: Duration,
     max_connections: u32,
-) -> Vec<OptionProblem> {
+) -> Vec<Problem> {
     let mut problems = Vec::new();
     positive_duration(&mut problems, "read_header_timeout", read_header_timeout);
     positive_duration(&mut problems, "read_timeout", read_timeout);
@@ -181,15 +183,15 @@ pub(crate) fn http_listener_problems(
     problems
 }
 
-fn positive_duration(problems: &mut Vec<OptionProblem>, path: &str, value: Duration) {
+fn positive_duration(problems: &mut Vec<Problem>, path: &str, value: Duration) {
     if value.0.is_zero() {
-        problems.push(OptionProblem::new(path, "must be more than 0"));
+        problems.push(Problem::new(path, "must be more than 0"));
     }
 }
 
-fn positive_count(problems: &mut Vec<OptionProblem>, path: &str, value: u32) {
+fn positive_count(problems: &mut Vec<Problem>, path: &str, value: u32) {
     if value == 0 {
-        problems.push(OptionProblem::new(path, "must be more than 0"));
+        problems.push(Problem::new(path, "must be more than 0"));
     }
 }
 
@@ -207,4 +209,50 @@ impl Default for HttpConfig {
             auth: None,
         }
     }
+}
+
+impl Options for OtlpReceiverConfig {
+    fn problems(&self) -> Vec<Problem> {
+        let mut found = Vec::new();
+        let protocols = &self.protocols;
+        if protocols.grpc.is_none() && protocols.http.is_none() {
+            found.push(Problem::new(
+                "protocols",
+                "no protocol is on; add grpc:, http: or both (with no options they listen on 127.0.0.1:4317 and :4318)",
+            ));
+        }
+        if let Some(grpc) = &protocols.grpc {
+            found.extend(prefixed("protocols.grpc", grpc.problems()));
+            let security = security_problems(grpc.tls.as_deref(), grpc.auth.as_deref());
+            found.extend(prefixed("protocols.grpc", security));
+        }
+        if let Some(http) = &protocols.http {
+            found.extend(prefixed("protocols.http", http.problems()));
+            let security = security_problems(http.tls.as_deref(), http.auth.as_deref());
+            found.extend(prefixed("protocols.http", security));
+        }
+        found
+    }
+
+    fn listeners(&self) -> Vec<(String, String)> {
+        let grpc = self
+            .protocols
+            .grpc
+            .iter()
+            .map(|grpc| ("protocols.grpc.endpoint".to_owned(), grpc.endpoint.clone()));
+        let http = self
+            .protocols
+            .http
+            .iter()
+            .map(|http| ("protocols.http.endpoint".to_owned(), http.endpoint.clone()));
+        grpc.chain(http).collect()
+    }
+}
+
+/// `problems` with their paths under `prefix`.
+fn prefixed(prefix: &str, problems: Vec<Problem>) -> Vec<Problem> {
+    problems
+        .into_iter()
+        .map(|problem| Problem::new(format!("{prefix}.{}", problem.path), problem.message))
+        .collect()
 }

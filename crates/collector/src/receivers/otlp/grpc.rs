@@ -21,12 +21,12 @@ use super::decompressed::DecompressedBuffers;
 use super::grpc_unary::{
     grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
 };
-use super::intake::{
-    any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
-};
-use super::retry_info;
 use crate::net::Incoming;
 use crate::pipeline::{spare_request, PipelineHandle};
+use crate::receivers::intake::{
+    any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
+};
+use crate::retry_info;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{BearerAuth, Security};
 

@@ -22,12 +22,12 @@ use super::compression::{decompress, decompressed_size_estimate, Compression, De
 use super::config::HttpConfig;
 use super::decompressed::DecompressedBuffers;
 use super::grpc::RETRY_AFTER;
-use super::intake::{
-    intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
-};
-use super::retry_info;
 use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
 use crate::pipeline::{spare_request, PipelineHandle};
+use crate::receivers::intake::{
+    intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
+};
+use crate::retry_info;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{protect_router, Security};
 

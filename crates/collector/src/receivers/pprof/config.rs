@@ -1,11 +1,12 @@
 use serde::Deserialize;
 
-use crate::config::units::{ByteSize, Duration};
-use crate::processors::OptionProblem;
 use crate::receivers::otlp::config::{
     http_listener_problems, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT,
 };
+use crate::settings::units::{ByteSize, Duration};
+use crate::settings::Options;
+use crate::settings::Problem;
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// `receivers: pprof:` — pprof and legacy profiles POSTed over HTTP.
@@ -68,19 +69,16 @@ impl PprofReceiverConfig {
     }
 
     /// Every problem in the options; empty when they are usable.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if !self.path.starts_with('/') {
-            problems.push(OptionProblem::new(
+            problems.push(Problem::new(
                 "path",
                 format!("{:?} must start with /, like /v1/pprof", self.path),
             ));
         }
         if self.max_request_body_size.0 == 0 {
-            problems.push(OptionProblem::new(
-                "max_request_body_size",
-                "must be more than 0",
-            ));
+            problems.push(Problem::new("max_request_body_size", "must be more than 0"));
         }
         problems.extend(http_listener_problems(
             self.read_header_timeout,
@@ -93,5 +91,15 @@ impl PprofReceiverConfig {
             self.auth.as_deref(),
         ));
         problems
+    }
+}
+
+impl Options for PprofReceiverConfig {
+    fn problems(&self) -> Vec<Problem> {
+        Self::problems(self)
+    }
+
+    fn listeners(&self) -> Vec<(String, String)> {
+        vec![("endpoint".to_owned(), self.endpoint.clone())]
     }
 }

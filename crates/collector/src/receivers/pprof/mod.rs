@@ -6,7 +6,9 @@
 
 mod attributes;
 pub mod config;
+mod factory;
 
+pub use factory::PprofReceiverFactory;
 use std::sync::Arc;
 use std::time::SystemTime;
 

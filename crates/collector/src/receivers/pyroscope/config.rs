@@ -1,11 +1,12 @@
 use serde::Deserialize;
 
-use crate::config::units::{ByteSize, Duration};
-use crate::processors::OptionProblem;
 use crate::receivers::otlp::config::{
     http_listener_problems, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT,
 };
+use crate::settings::units::{ByteSize, Duration};
+use crate::settings::Options;
+use crate::settings::Problem;
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// `receivers: pyroscope:` — Pyroscope's `POST /ingest`.
@@ -65,12 +66,9 @@ impl PyroscopeReceiverConfig {
     }
 
     /// Every problem in the options; empty when they are usable.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = if self.max_request_body_size.0 == 0 {
-            vec![OptionProblem::new(
-                "max_request_body_size",
-                "must be more than 0",
-            )]
+            vec![Problem::new("max_request_body_size", "must be more than 0")]
         } else {
             Vec::new()
         };
@@ -85,5 +83,15 @@ impl PyroscopeReceiverConfig {
             self.auth.as_deref(),
         ));
         problems
+    }
+}
+
+impl Options for PyroscopeReceiverConfig {
+    fn problems(&self) -> Vec<Problem> {
+        Self::problems(self)
+    }
+
+    fn listeners(&self) -> Vec<(String, String)> {
+        vec![("endpoint".to_owned(), self.endpoint.clone())]
     }
 }

@@ -9,12 +9,14 @@
 
 pub mod config;
 mod convert;
+mod factory;
 mod multipart;
 mod push;
 mod query;
 mod sample_types;
 mod series;
 
+pub use factory::PyroscopeReceiverFactory;
 use std::sync::Arc;
 use std::time::SystemTime;
 

@@ -16,12 +16,9 @@ use crate::receivers::handoff::string_attributes;
 use crate::receivers::legacy_http::Failure;
 use crate::telemetry::ReceiverMetrics;
 
-/// The resource attribute `__name__` becomes.
-pub const PROFILE_NAME_ATTRIBUTE: &str = "pyroscope.profile_name";
-/// The resource attribute `__delta__` becomes.
-pub const DELTA_ATTRIBUTE: &str = "pyroscope.delta";
-/// The resource attribute `__session_id__` becomes.
-pub const SESSION_ID_ATTRIBUTE: &str = "pyroscope.session_id";
+pub use crate::pyroscope_attributes::{
+    DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE,
+};
 /// The resource attribute `pyroscope_spy` becomes, as `spyName` does.
 pub const SPY_NAME_ATTRIBUTE: &str = "pyroscope.spy_name";
 

@@ -1,7 +1,7 @@
 use serde::Deserialize;
 
-use crate::config::units::Duration;
-use crate::processors::OptionProblem;
+use super::units::Duration;
+use super::Problem;
 
 /// `service: telemetry:`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -28,33 +28,19 @@ pub struct MetricsConfig {
 }
 
 impl MetricsConfig {
-    pub(crate) fn connection_limits(&self) -> crate::net::ConnectionLimits {
-        crate::net::ConnectionLimits {
-            max_connections: crate::net::count(self.max_connections),
-            idle_timeout: self.idle_timeout.0,
-        }
-    }
-
-    pub(crate) fn http_limits(&self) -> crate::net::HttpLimits {
-        crate::net::HttpLimits {
-            read_header_timeout: self.read_header_timeout.0,
-            max_concurrent_streams: 16,
-        }
-    }
-
     /// Every problem in the connection options.
-    pub fn problems(&self) -> Vec<OptionProblem> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         for (path, value) in [
             ("read_header_timeout", self.read_header_timeout),
             ("idle_timeout", self.idle_timeout),
         ] {
             if value.0.is_zero() {
-                problems.push(OptionProblem::new(path, "must be more than 0"));
+                problems.push(Problem::new(path, "must be more than 0"));
             }
         }
         if self.max_connections == 0 {
-            problems.push(OptionProblem::new("max_connections", "must be more than 0"));
+            problems.push(Problem::new("max_connections", "must be more than 0"));
         }
         problems
     }

@@ -18,7 +18,9 @@
 
 mod backoff;
 mod bounded;
-pub mod config;
+/// The sending queue, retry, timeout and dead letter options every
+/// exporter embeds, parsed with the rest of the configuration.
+pub use crate::settings::exporter_helper as config;
 mod dead_letter;
 mod persistent;
 mod queued;

@@ -1,6 +1,11 @@
 use serde::Deserialize;
 
-use crate::config::units::ByteSize;
+use super::units::ByteSize;
+
+/// Default bytes a pipeline may hold, queued or being exported.
+pub const DEFAULT_QUEUE_BYTES: usize = 256 << 20;
+/// Default number of requests a pipeline may hold.
+pub const DEFAULT_QUEUE_REQUESTS: usize = 1024;
 
 /// `service.pipelines.NAME.queue`: how much a pipeline holds before its
 /// receivers answer "retry later".
@@ -16,8 +21,8 @@ pub struct QueueConfig {
 impl Default for QueueConfig {
     fn default() -> Self {
         Self {
-            max_bytes: ByteSize(super::DEFAULT_QUEUE_BYTES as u64),
-            max_requests: super::DEFAULT_QUEUE_REQUESTS,
+            max_bytes: ByteSize(DEFAULT_QUEUE_BYTES as u64),
+            max_requests: DEFAULT_QUEUE_REQUESTS,
         }
     }
 }

@@ -6,9 +6,8 @@ use serde::Deserialize;
 
 use super::component_id::ComponentId;
 use super::de::{describe, deserialize_at};
-use super::model::{
-    Config, ExporterConfig, PipelineConfig, ProcessorConfig, ReceiverConfig, Section, ServiceConfig,
-};
+use super::model::{Config, PipelineConfig, Section, ServiceConfig};
+use super::options::Catalog;
 use super::problems::{join, Problem};
 
 /// Every component id defined in the file, including those whose options
@@ -48,6 +47,7 @@ const SERVICE_KEYS: &str = "pipelines, telemetry";
 /// problems of what did not parse.
 pub(crate) fn parse_root(
     root: Map<String, Value>,
+    catalog: &dyn Catalog,
     problems: &mut Vec<Problem>,
 ) -> (Config, Defined) {
     let mut config = Config {
@@ -59,28 +59,22 @@ pub(crate) fn parse_root(
     let mut defined = Defined::default();
     for (key, value) in root {
         match key.as_str() {
-            "receivers" => {
-                for (id, path, value) in components(&key, value, &mut defined.receivers, problems) {
-                    match ReceiverConfig::from_value(&id.kind, value, &path) {
-                        Ok(receiver) => config.receivers.push((id, receiver)),
-                        Err(problem) => problems.push(problem),
-                    }
-                }
-            }
-            "processors" => {
-                for (id, path, value) in components(&key, value, &mut defined.processors, problems)
-                {
-                    match ProcessorConfig::from_value(&id.kind, value, &path) {
-                        Ok(processor) => config.processors.push((id, processor)),
-                        Err(problem) => problems.push(problem),
-                    }
-                }
-            }
-            "exporters" => {
-                for (id, path, value) in components(&key, value, &mut defined.exporters, problems) {
-                    match ExporterConfig::from_value(&id.kind, value, &path) {
-                        Ok(exporter) => config.exporters.push((id, exporter)),
-                        Err(problem) => problems.push(problem),
+            "receivers" | "processors" | "exporters" => {
+                let section = match key.as_str() {
+                    "receivers" => Section::Receivers,
+                    "processors" => Section::Processors,
+                    _ => Section::Exporters,
+                };
+                let defined_ids = match section {
+                    Section::Receivers => &mut defined.receivers,
+                    Section::Processors => &mut defined.processors,
+                    Section::Exporters => &mut defined.exporters,
+                };
+                for (id, path, value) in components(&key, value, defined_ids, problems) {
+                    match catalog.parse(section, &id.kind, value, &path) {
+                        Some(Ok(options)) => config.section_mut(section).push((id, options)),
+                        Some(Err(problem)) => problems.push(problem),
+                        None => problems.push(unknown_type(&path, section, &id.kind, catalog)),
                     }
                 }
             }
@@ -129,6 +123,20 @@ fn entries(path: &str, value: Value, problems: &mut Vec<Problem>) -> Vec<(String
     }
 }
 
+fn unknown_type(path: &str, section: Section, kind: &str, catalog: &dyn Catalog) -> Problem {
+    let known = catalog.types(section);
+    let known = if known.is_empty() {
+        "none yet".to_owned()
+    } else {
+        known.join(", ")
+    };
+    let role = section.key().trim_end_matches('s');
+    Problem::new(
+        path,
+        format!("unknown {role} type {kind:?}; known: {known}"),
+    )
+}
+
 fn unknown_key(path: &str, expected: &str) -> Problem {
     Problem::new(path, format!("unknown key; expected one of {expected}"))
 }
@@ -169,7 +177,7 @@ struct PipelineText {
     processors: Vec<String>,
     exporters: Vec<String>,
     #[serde(default)]
-    queue: crate::pipeline::config::QueueConfig,
+    queue: super::queue::QueueConfig,
 }
 
 /// Parses a pipeline; keeps it (to check what it names) even when its key

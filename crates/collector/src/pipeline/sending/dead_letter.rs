@@ -11,8 +11,8 @@ use std::time::SystemTime;
 
 use prost::Message;
 
-use crate::exporters::file::utc_timestamp;
 use crate::pipeline::Batch;
+use crate::timestamp::utc_timestamp;
 
 pub const SUFFIX: &str = ".otlp.pb";
 

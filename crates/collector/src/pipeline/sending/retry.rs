@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use super::backoff::Backoff;
 use super::config::RetryConfig;
-use crate::exporters::ExportError;
+use crate::pipeline::ExportError;
 use crate::pipeline::{Batch, Exporter};
 
 /// How exporting a request ended.

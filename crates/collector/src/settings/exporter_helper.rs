@@ -6,7 +6,7 @@
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
-use crate::config::units::{ByteSize, Duration};
+use super::units::{ByteSize, Duration};
 
 /// How long one export attempt may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);

@@ -72,7 +72,7 @@ fn random_unit() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::units;
+    use crate::settings::units;
 
     fn config(max_elapsed_secs: u64) -> RetryConfig {
         RetryConfig {

@@ -1,4 +1,7 @@
-//! The collector's configuration, in the OpenTelemetry Collector's shape.
+//! The collector's configuration, in the OpenTelemetry Collector's shape:
+//! the model, its parser and checks, and the option types components
+//! share. It knows no component: the parser asks a [`Catalog`] (the
+//! registry, passed in by `crate::config`) for each type's options.
 //!
 //! Loading goes: read the YAML (the file, or [`DEFAULT_CONFIG`]); expand
 //! `${env:NAME}` / `${env:NAME:-default}` in text values (`$$` is a literal
@@ -8,6 +11,9 @@
 //! and option values. Every problem found is reported, not only the first.
 //! docs/configuration.md is the reference for users.
 
+pub mod exporter_helper;
+pub mod queue;
+pub mod telemetry;
 pub mod units;
 
 mod aliases;
@@ -16,6 +22,7 @@ mod de;
 mod expand;
 mod listeners;
 mod model;
+mod options;
 mod overrides;
 mod parse;
 mod problems;
@@ -30,9 +37,11 @@ pub use component_id::ComponentId;
 pub use model::{
     Config, ExporterConfig, PipelineConfig, ProcessorConfig, ReceiverConfig, Section, ServiceConfig,
 };
+pub use options::{Catalog, ComponentConfig, Options, OwnedFile};
 pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
 
+pub(crate) use de::deserialize_at;
 use parse::Defined;
 
 /// The configuration used when none is given: OTLP in on loopback, pprof
@@ -41,17 +50,18 @@ pub const DEFAULT_CONFIG: &str = include_str!("../../../../config/profbridge.yam
 
 /// Loads the configuration file at `path`, or the embedded default for
 /// `None`, with the process's environment for `${env:…}` and overrides.
-pub fn load(path: Option<&Path>) -> Result<Config, ConfigErrors> {
-    load_with_vars(path, &process_environment())
+pub fn load(path: Option<&Path>, catalog: &dyn Catalog) -> Result<Config, ConfigErrors> {
+    load_with_vars(path, &process_environment(), catalog)
 }
 
 /// [`load`] with the given environment variables instead of the process's.
 pub fn load_with_vars(
     path: Option<&Path>,
     vars: &BTreeMap<String, String>,
+    catalog: &dyn Catalog,
 ) -> Result<Config, ConfigErrors> {
     match path {
-        None => parse_yaml(DEFAULT_CONFIG, vars),
+        None => parse_yaml(DEFAULT_CONFIG, vars, catalog),
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|error| {
                 ConfigErrors::single(Problem::new(
@@ -59,13 +69,17 @@ pub fn load_with_vars(
                     format!("cannot read {}: {error}", path.display()),
                 ))
             })?;
-            parse_yaml(&text, vars)
+            parse_yaml(&text, vars, catalog)
         }
     }
 }
 
 /// Parses, expands, overrides and checks configuration text.
-pub fn parse_yaml(text: &str, vars: &BTreeMap<String, String>) -> Result<Config, ConfigErrors> {
+pub fn parse_yaml(
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    catalog: &dyn Catalog,
+) -> Result<Config, ConfigErrors> {
     let mut root = read_yaml(text)?;
     let mut problems = Vec::new();
     for (key, value) in root.iter_mut() {
@@ -78,7 +92,7 @@ pub fn parse_yaml(text: &str, vars: &BTreeMap<String, String>) -> Result<Config,
         .collect();
     overrides::apply_overrides(&mut root, vars, &mut problems);
     let mut later = Vec::new();
-    let (config, defined) = parse::parse_root(root, &mut later);
+    let (config, defined) = parse::parse_root(root, catalog, &mut later);
     validate::check(&config, &defined, &mut later);
     problems.extend(
         later

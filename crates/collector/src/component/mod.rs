@@ -1,0 +1,224 @@
+//! What every component is: a factory that parses its options and builds
+//! or starts it, and the error of that. Each receiver, processor and
+//! exporter folder implements one of the factory traits; the registry
+//! (`crate::components`) lists them; the service builds every component
+//! through it.
+
+mod error;
+pub mod listen;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::pipeline::{Exporter, PipelineHandle, Processor};
+use crate::settings::exporter_helper::ExporterHelperConfig;
+use crate::settings::{deserialize_at, ComponentConfig, Options, Problem};
+use crate::telemetry::Registry;
+
+pub use error::StartError;
+
+/// An address the collector listens on, for the start-up message.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub what: String,
+    pub address: SocketAddr,
+}
+
+/// What a receiver starts with.
+pub struct ReceiverContext<'a> {
+    /// Its id, as written in the configuration.
+    pub id: &'a str,
+    /// The pipelines it feeds.
+    pub pipelines: Arc<[PipelineHandle]>,
+    /// The collector's own metrics.
+    pub metrics: &'a Arc<Registry>,
+    /// Turns true when the collector stops.
+    pub stopped: watch::Receiver<bool>,
+}
+
+/// What a started receiver runs and tells the start-up message.
+#[derive(Default)]
+pub struct StartedReceiver {
+    /// Its tasks, finished at shutdown.
+    pub tasks: Vec<JoinHandle<()>>,
+    pub listening: Vec<Endpoint>,
+    /// What it watches, like folders.
+    pub watching: Vec<String>,
+}
+
+pub type StartFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<StartedReceiver, StartError>> + Send + 'a>>;
+
+/// One receiver type.
+pub trait ReceiverFactory: Sync + 'static {
+    /// The type, as written in component ids.
+    const KIND: &'static str;
+    type Options: Options + DeserializeOwned;
+
+    fn start<'a>(
+        &'a self,
+        options: &'a Self::Options,
+        context: ReceiverContext<'a>,
+    ) -> StartFuture<'a>;
+
+    /// What [`Self::start`] would refuse before binding a port: TLS
+    /// material and tokens that do not load.
+    fn check(&self, _id: &str, _options: &Self::Options) -> Vec<StartError> {
+        Vec::new()
+    }
+}
+
+/// One processor type.
+pub trait ProcessorFactory: Sync + 'static {
+    const KIND: &'static str;
+    type Options: Options + DeserializeOwned;
+
+    fn build(&self, id: &str, options: &Self::Options) -> Result<Box<dyn Processor>, StartError>;
+}
+
+/// A built exporter, and what it tells the start-up message.
+pub struct BuiltExporter {
+    pub exporter: Exporter,
+    /// Where it writes or sends, when it does.
+    pub writing: Option<String>,
+}
+
+/// One exporter type.
+pub trait ExporterFactory: Sync + 'static {
+    const KIND: &'static str;
+    type Options: Options + DeserializeOwned;
+
+    fn build(&self, id: &str, options: &Self::Options) -> Result<BuiltExporter, StartError>;
+
+    /// Its sending queue, retries, timeout and dead letters.
+    fn settings(&self, options: &Self::Options) -> ExporterHelperConfig;
+
+    /// What [`Self::build`] would refuse, checked without side effects.
+    fn check(&self, id: &str, options: &Self::Options) -> Option<StartError> {
+        self.build(id, options).err()
+    }
+}
+
+/// Any [`ReceiverFactory`], as the registry holds it.
+pub trait AnyReceiverFactory: Sync {
+    fn kind(&self) -> &'static str;
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    fn start<'a>(
+        &'a self,
+        config: &'a ComponentConfig,
+        context: ReceiverContext<'a>,
+    ) -> StartFuture<'a>;
+    fn check(&self, id: &str, config: &ComponentConfig) -> Vec<StartError>;
+}
+
+/// Any [`ProcessorFactory`], as the registry holds it.
+pub trait AnyProcessorFactory: Sync {
+    fn kind(&self) -> &'static str;
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    fn build(&self, id: &str, config: &ComponentConfig) -> Result<Box<dyn Processor>, StartError>;
+}
+
+/// Any [`ExporterFactory`], as the registry holds it.
+pub trait AnyExporterFactory: Sync {
+    fn kind(&self) -> &'static str;
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError>;
+    fn settings(&self, config: &ComponentConfig) -> ExporterHelperConfig;
+    fn check(&self, id: &str, config: &ComponentConfig) -> Option<StartError>;
+}
+
+fn parse_as<T: Options + DeserializeOwned>(
+    kind: &'static str,
+    value: ::config::Value,
+    path: &str,
+) -> Result<ComponentConfig, Problem> {
+    deserialize_at::<T>(value, path).map(|options| ComponentConfig::new(kind, options))
+}
+
+/// The options of `config`, which the registry gave to the factory of
+/// their own type.
+fn options_of<'a, T: Options>(
+    id: &str,
+    kind: &'static str,
+    config: &'a ComponentConfig,
+) -> Result<&'a T, StartError> {
+    config
+        .options::<T>()
+        .ok_or_else(|| StartError::other(id, format!("its options are not {kind} options")))
+}
+
+impl<F: ReceiverFactory> AnyReceiverFactory for F {
+    fn kind(&self) -> &'static str {
+        F::KIND
+    }
+
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
+        parse_as::<F::Options>(F::KIND, value, path)
+    }
+
+    fn start<'a>(
+        &'a self,
+        config: &'a ComponentConfig,
+        context: ReceiverContext<'a>,
+    ) -> StartFuture<'a> {
+        match options_of::<F::Options>(context.id, F::KIND, config) {
+            Ok(options) => ReceiverFactory::start(self, options, context),
+            Err(error) => Box::pin(async move { Err(error) }),
+        }
+    }
+
+    fn check(&self, id: &str, config: &ComponentConfig) -> Vec<StartError> {
+        match options_of::<F::Options>(id, F::KIND, config) {
+            Ok(options) => ReceiverFactory::check(self, id, options),
+            Err(error) => vec![error],
+        }
+    }
+}
+
+impl<F: ProcessorFactory> AnyProcessorFactory for F {
+    fn kind(&self) -> &'static str {
+        F::KIND
+    }
+
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
+        parse_as::<F::Options>(F::KIND, value, path)
+    }
+
+    fn build(&self, id: &str, config: &ComponentConfig) -> Result<Box<dyn Processor>, StartError> {
+        ProcessorFactory::build(self, id, options_of::<F::Options>(id, F::KIND, config)?)
+    }
+}
+
+impl<F: ExporterFactory> AnyExporterFactory for F {
+    fn kind(&self) -> &'static str {
+        F::KIND
+    }
+
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
+        parse_as::<F::Options>(F::KIND, value, path)
+    }
+
+    fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError> {
+        ExporterFactory::build(self, id, options_of::<F::Options>(id, F::KIND, config)?)
+    }
+
+    fn settings(&self, config: &ComponentConfig) -> ExporterHelperConfig {
+        config
+            .options::<F::Options>()
+            .map(|options| ExporterFactory::settings(self, options))
+            .unwrap_or_default()
+    }
+
+    fn check(&self, id: &str, config: &ComponentConfig) -> Option<StartError> {
+        match options_of::<F::Options>(id, F::KIND, config) {
+            Ok(options) => ExporterFactory::check(self, id, options),
+            Err(error) => Some(error),
+        }
+    }
+}

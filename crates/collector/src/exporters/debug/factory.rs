@@ -1,0 +1,34 @@
+//! `exporters: debug:` in the registry.
+
+use std::sync::Arc;
+
+use super::config::DebugExporterConfig;
+use super::DebugExporter;
+use crate::component::{BuiltExporter, ExporterFactory, StartError};
+use crate::exporters::helper::ExporterHelperConfig;
+use crate::pipeline::{on_blocking_pool, Batch, Export, ExportFuture, Exporter};
+
+pub struct DebugExporterFactory;
+
+impl ExporterFactory for DebugExporterFactory {
+    const KIND: &'static str = "debug";
+    type Options = DebugExporterConfig;
+
+    fn build(&self, id: &str, options: &DebugExporterConfig) -> Result<BuiltExporter, StartError> {
+        let exporter = DebugExporter::new(options);
+        Ok(BuiltExporter {
+            exporter: Exporter::new(id, Arc::new(exporter)),
+            writing: None,
+        })
+    }
+
+    fn settings(&self, options: &DebugExporterConfig) -> ExporterHelperConfig {
+        options.helper()
+    }
+}
+
+impl Export for DebugExporter {
+    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+        on_blocking_pool(self, batch, DebugExporter::export)
+    }
+}

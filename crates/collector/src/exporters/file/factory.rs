@@ -1,0 +1,52 @@
+//! `exporters: file:` in the registry.
+
+use std::sync::Arc;
+
+use super::config::{FileExporterConfig, FileFormat};
+use super::FileExporter;
+use crate::component::{BuiltExporter, ExporterFactory, StartError};
+use crate::exporters::helper::ExporterHelperConfig;
+use crate::pipeline::{on_blocking_pool, Batch, Export, ExportFuture, Exporter};
+
+pub struct FileExporterFactory;
+
+impl ExporterFactory for FileExporterFactory {
+    const KIND: &'static str = "file";
+    type Options = FileExporterConfig;
+
+    fn build(&self, id: &str, options: &FileExporterConfig) -> Result<BuiltExporter, StartError> {
+        let format = match options.format {
+            FileFormat::Pprof => "pprof",
+            FileFormat::Otlp => "OTLP protobuf",
+            FileFormat::OtlpJson => "OTLP JSON",
+        };
+        let writing = format!(
+            "{id} exporter writing {format} files under {}",
+            options.path
+        );
+        let exporter =
+            FileExporter::new(options).map_err(|error| StartError::exporter(id, error))?;
+        Ok(BuiltExporter {
+            exporter: Exporter::new(id, Arc::new(exporter)),
+            writing: Some(writing),
+        })
+    }
+
+    fn settings(&self, options: &FileExporterConfig) -> ExporterHelperConfig {
+        options.helper()
+    }
+
+    /// Building creates the folder; the only check without that, the
+    /// path template, is one of the configuration's own.
+    fn check(&self, _id: &str, _options: &FileExporterConfig) -> Option<StartError> {
+        None
+    }
+}
+
+impl Export for FileExporter {
+    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+        on_blocking_pool(self, batch, |exporter, batch| {
+            FileExporter::export(exporter, batch).map(|_| ())
+        })
+    }
+}

@@ -1,0 +1,40 @@
+//! `exporters: otlphttp:` in the registry.
+
+use std::sync::Arc;
+
+use super::config::OtlpHttpExporterConfig;
+use super::OtlpHttpExporter;
+use crate::component::{BuiltExporter, ExporterFactory, StartError};
+use crate::exporters::helper::ExporterHelperConfig;
+use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+
+pub struct OtlpHttpExporterFactory;
+
+impl ExporterFactory for OtlpHttpExporterFactory {
+    const KIND: &'static str = "otlphttp";
+    type Options = OtlpHttpExporterConfig;
+
+    fn build(
+        &self,
+        id: &str,
+        options: &OtlpHttpExporterConfig,
+    ) -> Result<BuiltExporter, StartError> {
+        let exporter =
+            OtlpHttpExporter::new(options).map_err(|error| StartError::exporter(id, error))?;
+        let writing = format!("{id} exporter sending OTLP over HTTP to {}", exporter.url());
+        Ok(BuiltExporter {
+            exporter: Exporter::new(id, Arc::new(exporter)),
+            writing: Some(writing),
+        })
+    }
+
+    fn settings(&self, options: &OtlpHttpExporterConfig) -> ExporterHelperConfig {
+        options.helper()
+    }
+}
+
+impl Export for OtlpHttpExporter {
+    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+        Box::pin(async move { OtlpHttpExporter::export(&self, &batch).await })
+    }
+}

@@ -1,0 +1,139 @@
+//! A component's options, typed in the component's own folder and held
+//! here behind one trait, so that the configuration knows no component;
+//! and the catalog of component types the parser asks for their options.
+
+use std::any::Any;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use config::Value;
+
+use super::model::Section;
+use super::problems::Problem;
+
+/// What every component's options tell the configuration checks.
+pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
+    /// What is wrong, each at its path under the component's own key.
+    fn problems(&self) -> Vec<Problem> {
+        Vec::new()
+    }
+
+    /// The addresses it listens on, each with its key path under the
+    /// component's own key.
+    fn listeners(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
+    /// A file that only this component may use, like a checkpoint.
+    fn owned_file(&self, _id: &str) -> Option<OwnedFile> {
+        None
+    }
+}
+
+/// A file one component owns: its key, where it is, what owns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedFile {
+    /// The option naming it, like `checkpoint`.
+    pub key: &'static str,
+    pub path: PathBuf,
+    /// What owns one, like `file receiver`.
+    pub owner: &'static str,
+}
+
+/// [`Options`] as a trait object, compared and downcast.
+trait AnyOptions: fmt::Debug + Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn same_as(&self, other: &dyn AnyOptions) -> bool;
+    fn problems(&self) -> Vec<Problem>;
+    fn listeners(&self) -> Vec<(String, String)>;
+    fn owned_file(&self, id: &str) -> Option<OwnedFile>;
+}
+
+impl<T: Options> AnyOptions for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn same_as(&self, other: &dyn AnyOptions) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+
+    fn problems(&self) -> Vec<Problem> {
+        Options::problems(self)
+    }
+
+    fn listeners(&self) -> Vec<(String, String)> {
+        Options::listeners(self)
+    }
+
+    fn owned_file(&self, id: &str) -> Option<OwnedFile> {
+        Options::owned_file(self, id)
+    }
+}
+
+/// One component's type and options.
+#[derive(Clone)]
+pub struct ComponentConfig {
+    kind: &'static str,
+    options: Arc<dyn AnyOptions>,
+}
+
+impl ComponentConfig {
+    pub fn new<T: Options>(kind: &'static str, options: T) -> Self {
+        Self {
+            kind,
+            options: Arc::new(options),
+        }
+    }
+
+    /// The type, as written in component ids.
+    pub fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// The options, when they are a `T`.
+    pub fn options<T: Options>(&self) -> Option<&T> {
+        self.options.as_any().downcast_ref()
+    }
+
+    pub fn problems(&self) -> Vec<Problem> {
+        self.options.problems()
+    }
+
+    pub fn listeners(&self) -> Vec<(String, String)> {
+        self.options.listeners()
+    }
+
+    pub fn owned_file(&self, id: &str) -> Option<OwnedFile> {
+        self.options.owned_file(id)
+    }
+}
+
+impl fmt::Debug for ComponentConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple(self.kind).field(&self.options).finish()
+    }
+}
+
+impl PartialEq for ComponentConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.options.same_as(other.options.as_ref())
+    }
+}
+
+/// The component types the parser knows, each with its options parser.
+pub trait Catalog {
+    /// The types of a section, in the order messages list them.
+    fn types(&self, section: Section) -> Vec<&'static str>;
+
+    /// The options of a `kind` component found at key `path`; `None` when
+    /// the section has no such type.
+    fn parse(
+        &self,
+        section: Section,
+        kind: &str,
+        value: Value,
+        path: &str,
+    ) -> Option<Result<ComponentConfig, Problem>>;
+}
