@@ -1,10 +1,10 @@
 use std::collections::BTreeMap;
 
-use crate::settings::{Options, Problem};
 use serde::Deserialize;
 
 use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
 use crate::settings::units::Duration;
+use crate::settings::{Options, Problem};
 
 /// Default time one export attempt may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);

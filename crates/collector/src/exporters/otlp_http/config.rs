@@ -1,11 +1,11 @@
 use std::collections::BTreeMap;
 
-use crate::settings::{Options, Problem};
 use serde::Deserialize;
 
 use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
 use crate::exporters::otlp::config::{Compression, TlsConfig, DEFAULT_TIMEOUT};
 use crate::settings::units::Duration;
+use crate::settings::{Options, Problem};
 
 /// The path appended to `endpoint`.
 pub const PROFILES_PATH: &str = "/v1development/profiles";

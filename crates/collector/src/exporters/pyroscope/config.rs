@@ -1,4 +1,3 @@
-use crate::settings::Options;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -9,6 +8,7 @@ use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, Sendin
 use crate::exporters::otlp::config::TlsConfig;
 use crate::exporters::otlp::tls::{split_scheme, uses_tls};
 use crate::settings::units::Duration;
+use crate::settings::Options;
 use crate::settings::Problem;
 
 /// The path appended to `endpoint` for `api: ingest`.

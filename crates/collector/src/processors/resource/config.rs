@@ -1,9 +1,9 @@
 use std::fmt;
 
-use crate::settings::Options;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 
+use crate::settings::Options;
 use crate::settings::Problem;
 
 /// `processors.resource`: changes to make to every resource, in order.

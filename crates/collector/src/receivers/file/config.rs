@@ -1,4 +1,3 @@
-use crate::settings::{Options, OwnedFile};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -6,6 +5,7 @@ use serde::Deserialize;
 
 use crate::settings::units::Duration;
 use crate::settings::Problem;
+use crate::settings::{Options, OwnedFile};
 
 /// `receivers: file:` — profile files dropped in watched folders.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
