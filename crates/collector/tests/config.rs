@@ -390,13 +390,28 @@ fn unknown_keys_are_reported_with_their_full_path() {
 }
 
 #[test]
+fn the_nop_receiver_feeds_a_pipeline_and_takes_no_options() {
+    let yaml = with_exporters("")
+        .replace("receivers:\n", "receivers:\n  nop:\n")
+        .replace("receivers: [otlp]", "receivers: [otlp, nop]");
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    let kinds: Vec<&str> = config.receivers.iter().map(|(_, r)| r.kind()).collect();
+    assert!(kinds.contains(&"nop"), "{kinds:?}");
+    let yaml = yaml.replace("  nop:\n", "  nop:\n    endpoint: 127.0.0.1:9\n");
+    assert_eq!(
+        problems(&yaml),
+        ["receivers.nop.endpoint: unknown key; this section takes no keys"]
+    );
+}
+
+#[test]
 fn unknown_component_types_list_the_known_ones() {
     let yaml = with_exporters("")
         .replace("  otlp:\n", "  otlpp:\n")
         .replace("[otlp]", "[otlpp]");
     assert_eq!(
         problems(&yaml),
-        ["receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file"]
+        ["receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file, nop"]
     );
     let yaml = format!("processors:\n  filter:\n{}", with_exporters(""));
     assert_eq!(
@@ -643,7 +658,7 @@ service:
     assert_eq!(
         errors.to_string(),
         "service.telemetry.logs.level: environment variable LOG_LEVEL is not set; set it or give a default: ${env:LOG_LEVEL:-default}
-receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file
+receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file, nop
 exporters.file.pathh: unknown key; expected one of path, format, path_template, fsync, gzip_level, retention, sending_queue, retry_on_failure, timeout, dead_letter
 exporters.file/old.retention.max_age: \"soon\" is not a duration (like 5s, 250ms, 1m30s)
 service.pipelines.traces: a pipeline's key is profiles or profiles/NAME (profbridge carries profiles only)

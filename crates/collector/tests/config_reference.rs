@@ -53,6 +53,7 @@ use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
 use profbridge_collector::processors::{BatchProcessorConfig, ResourceProcessorConfig};
 use profbridge_collector::receivers::file::config::FileReceiverConfig;
+use profbridge_collector::receivers::nop::NopReceiverConfig;
 use profbridge_collector::receivers::otlp::config::OtlpReceiverConfig;
 use profbridge_collector::receivers::pprof::config::PprofReceiverConfig;
 use profbridge_collector::receivers::pyroscope::config::PyroscopeReceiverConfig;
@@ -432,6 +433,7 @@ fn receiver_paths(kind: &str) -> BTreeSet<String> {
         "pprof" => walk::<PprofReceiverConfig>(&root),
         "pyroscope" => walk::<PyroscopeReceiverConfig>(&root),
         "file" => walk::<FileReceiverConfig>(&root),
+        "nop" => walk::<NopReceiverConfig>(&root),
         _ => panic!("receiver type {kind:?} is new: add its config struct to receiver_paths"),
     }
 }
@@ -793,6 +795,7 @@ async fn every_metric_a_running_collector_serves_is_in_the_operations_guide() {
   file:
     include: [\"{spool}/*.pb.gz\"]
     checkpoint: {root}/file.checkpoint.json
+  nop:
 processors:
   batch:
   resource:
@@ -812,7 +815,7 @@ exporters:
 service:
   pipelines:
     profiles:
-      receivers: [otlp, pprof, pyroscope, file]
+      receivers: [otlp, pprof, pyroscope, file, nop]
       processors: [resource, batch]
       exporters: [file, debug, nop, otlp, otlphttp, pyroscope]
   telemetry:

@@ -14,6 +14,7 @@ const RECEIVERS: &[&dyn AnyReceiverFactory] = &[
     &crate::receivers::pprof::PprofReceiverFactory,
     &crate::receivers::pyroscope::PyroscopeReceiverFactory,
     &crate::receivers::file::FileReceiverFactory,
+    &crate::receivers::nop::NopReceiverFactory,
 ];
 
 /// Processor types, in the order messages list them.
