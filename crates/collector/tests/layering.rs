@@ -95,7 +95,7 @@ fn imports(text: &str, module: &[String]) -> BTreeSet<String> {
             path = after;
         }
         if depth < module.len() {
-            found.insert(module[0].clone());
+            found.extend(module.first().cloned());
         } else if depth == module.len() {
             found.extend(named_modules(path));
         }
@@ -139,7 +139,7 @@ fn find_cycle(graph: &Graph) -> Option<Vec<String>> {
         done: &mut BTreeSet<String>,
     ) -> Option<Vec<String>> {
         if let Some(at) = path.iter().position(|seen| seen == node) {
-            let mut cycle = path[at..].to_vec();
+            let mut cycle = path.get(at..).unwrap_or_default().to_vec();
             cycle.push(node.to_owned());
             return Some(cycle);
         }

@@ -15,8 +15,8 @@ use super::budget::{ByteBudget, Reservation};
 use super::Batch;
 /// What a processor did with a batch.
 pub enum Processed {
-    /// Passed it on, changed or not.
-    Passed(Batch),
+    /// Passed it on, changed or not (shared, as the exporters take it).
+    Passed(Arc<Batch>),
     /// Held it; these batches (maybe none) are let go now.
     Held(Vec<Batch>),
 }
@@ -82,7 +82,7 @@ pub(super) fn run(
         for item in items {
             match stage.processor.process(owned(item.batch)) {
                 Processed::Passed(batch) => out.push(InFlight {
-                    batch: Arc::new(batch),
+                    batch,
                     hold: item.hold,
                     confirms: item.confirms,
                 }),

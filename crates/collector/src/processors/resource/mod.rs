@@ -6,6 +6,8 @@
 pub mod config;
 mod factory;
 
+use std::sync::Arc;
+
 use profbridge_translate::otlp::{
     any_value, bool_value, int_value, resolve_strings, string_value, AnyValue,
     ExportProfilesServiceRequest, KeyValue, Resource,
@@ -158,7 +160,7 @@ impl Step {
 impl Processor for ResourceProcessor {
     fn process(&mut self, mut batch: Batch) -> Processed {
         ResourceProcessor::process(self, batch.request_mut());
-        Processed::Passed(batch)
+        Processed::Passed(Arc::new(batch))
     }
 }
 
