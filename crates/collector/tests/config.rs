@@ -405,6 +405,38 @@ fn the_nop_receiver_feeds_a_pipeline_and_takes_no_options() {
 }
 
 #[test]
+fn the_embedded_exporter_helper_keys_read_beside_the_exporters_own() {
+    let with = |exporter: &str| {
+        let id = exporter.trim_start().split(':').next().unwrap_or_default();
+        format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n\
+             exporters:\n{exporter}\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [{id}]\n"
+        )
+    };
+    assert_eq!(
+        problems(&with("  otlphttp/out:\n    endpoint: http://a:1\n    retries: 3\n")),
+        ["exporters.otlphttp/out.retries: unknown key; expected one of endpoint, profiles_endpoint, encoding, compression, headers, timeout, sending_queue, retry_on_failure, dead_letter, tls"]
+    );
+    assert_eq!(
+        problems(&with("  otlp/out:\n    endpoint: a:1\n    timeout: soon\n")).len(),
+        1
+    );
+    assert!(
+        problems(&with("  otlp/out:\n    endpoint: a:1\n    timeout: soon\n"))[0]
+            .starts_with("exporters.otlp/out.timeout: ")
+    );
+    let yaml = with("  pyroscope/out:\n    endpoint: http://a:1\n    dead_letter: /dead\n");
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    let pyroscope = config.exporters[0]
+        .1
+        .options::<profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig>()
+        .unwrap();
+    assert_eq!(pyroscope.helper.timeout.0, Duration::from_secs(10));
+    assert_eq!(pyroscope.helper.dead_letter.as_deref(), Some("/dead"));
+}
+
+#[test]
 fn unknown_component_types_list_the_known_ones() {
     let yaml = with_exporters("")
         .replace("  otlp:\n", "  otlpp:\n")

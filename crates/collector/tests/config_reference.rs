@@ -47,6 +47,7 @@ use profbridge_collector::config::parse_yaml;
 use profbridge_collector::config::{Catalog, Section};
 use profbridge_collector::exporters::debug::config::DebugExporterConfig;
 use profbridge_collector::exporters::file::config::FileExporterConfig;
+use profbridge_collector::exporters::helper::ExporterHelperConfig;
 use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
 use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
@@ -447,16 +448,23 @@ fn processor_paths(kind: &str) -> BTreeSet<String> {
     }
 }
 
+/// An exporter's own options and the exporter helper's it embeds.
+fn embedding_helper<T: serde::de::DeserializeOwned>(root: &str) -> BTreeSet<String> {
+    let mut paths = walk::<T>(root);
+    paths.extend(walk::<ExporterHelperConfig>(root));
+    paths
+}
+
 fn exporter_paths(kind: &str) -> BTreeSet<String> {
     let root = format!("exporters.{kind}");
     match kind {
-        "file" => walk::<FileExporterConfig>(&root),
-        "debug" => walk::<DebugExporterConfig>(&root),
+        "file" => embedding_helper::<FileExporterConfig>(&root),
+        "debug" => embedding_helper::<DebugExporterConfig>(&root),
         // Takes no options (its struct is private to the config model).
         "nop" => BTreeSet::new(),
-        "otlp" => walk::<OtlpExporterConfig>(&root),
-        "otlphttp" => walk::<OtlpHttpExporterConfig>(&root),
-        "pyroscope" => walk::<PyroscopeExporterConfig>(&root),
+        "otlp" => embedding_helper::<OtlpExporterConfig>(&root),
+        "otlphttp" => embedding_helper::<OtlpHttpExporterConfig>(&root),
+        "pyroscope" => embedding_helper::<PyroscopeExporterConfig>(&root),
         _ => panic!("exporter type {kind:?} is new: add its config struct to exporter_paths"),
     }
 }

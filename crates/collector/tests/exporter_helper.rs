@@ -664,7 +664,7 @@ fn exporter_config(yaml_options: &str) -> Result<ExporterConfig, Vec<String>> {
 fn helper_of(yaml_options: &str) -> ExporterHelperConfig {
     let exporter = exporter_config(yaml_options).unwrap();
     match exporter.options::<FileExporterConfig>() {
-        Some(file) => file.helper(),
+        Some(file) => file.helper.clone(),
         None => panic!("{exporter:?}"),
     }
 }

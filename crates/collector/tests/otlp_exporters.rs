@@ -27,6 +27,7 @@ use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_ser
 };
 use profbridge_collector::config::parse_yaml;
 use profbridge_collector::config::units::Duration as ConfigDuration;
+use profbridge_collector::exporters::helper::ExporterHelperConfig;
 use profbridge_collector::exporters::otlp::config::{Compression, OtlpExporterConfig, TlsConfig};
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
@@ -132,7 +133,10 @@ fn grpc_config(endpoint: String, compression: Compression) -> OtlpExporterConfig
     OtlpExporterConfig {
         endpoint,
         compression,
-        timeout: ConfigDuration::from_secs(60),
+        helper: ExporterHelperConfig {
+            timeout: ConfigDuration::from_secs(60),
+            ..ExporterHelperConfig::default()
+        },
         ..OtlpExporterConfig::default()
     }
 }
@@ -146,7 +150,10 @@ fn http_config(
         endpoint,
         encoding,
         compression,
-        timeout: ConfigDuration::from_secs(60),
+        helper: ExporterHelperConfig {
+            timeout: ConfigDuration::from_secs(60),
+            ..ExporterHelperConfig::default()
+        },
         ..OtlpHttpExporterConfig::default()
     }
 }
@@ -531,14 +538,20 @@ async fn unreachable_and_silent_destinations_are_retryable() {
     let silent_address = silent.local_addr().unwrap();
     let short = ConfigDuration(Duration::from_millis(300));
     let grpc = OtlpGrpcExporter::new(&OtlpExporterConfig {
-        timeout: short,
+        helper: ExporterHelperConfig {
+            timeout: short,
+            ..ExporterHelperConfig::default()
+        },
         ..grpc_config(silent_address.to_string(), Compression::Gzip)
     })
     .unwrap();
     let error = grpc.export(&small).await.unwrap_err();
     assert!(error.is_retryable(), "{error}");
     let http = OtlpHttpExporter::new(&OtlpHttpExporterConfig {
-        timeout: short,
+        helper: ExporterHelperConfig {
+            timeout: short,
+            ..ExporterHelperConfig::default()
+        },
         ..http_config(
             format!("http://{silent_address}"),
             Encoding::Proto,
@@ -599,10 +612,10 @@ fn bad_configurations_are_refused_at_construction() {
 fn configurations_parse_from_yaml_with_defaults() {
     use profbridge_collector::config::units;
     let text = "endpoint: collector:4317\ncompression: zstd\ntimeout: 2s\nheaders:\n  x-key: v\ntls:\n  insecure: true\n";
-    let value: OtlpExporterConfig = from_yaml(text);
+    let value: OtlpExporterConfig = exporter_from_yaml("otlp", text);
     assert_eq!(value.endpoint, "collector:4317");
     assert_eq!(value.compression, Compression::Zstd);
-    assert_eq!(value.timeout, units::Duration::from_secs(2));
+    assert_eq!(value.helper.timeout, units::Duration::from_secs(2));
     assert_eq!(value.tls.insecure, Some(true));
     assert_eq!(value.headers["x-key"], "v");
     let http: OtlpHttpExporterConfig =
@@ -621,10 +634,27 @@ fn configurations_parse_from_yaml_with_defaults() {
     let defaults = OtlpHttpExporterConfig::default();
     assert_eq!(defaults.encoding, Encoding::Proto);
     assert_eq!(defaults.compression, Compression::Gzip);
-    assert_eq!(defaults.timeout, units::Duration::from_secs(5));
+    assert_eq!(defaults.helper.timeout, units::Duration::from_secs(5));
 }
 
 /// Deserializes one exporter's YAML section.
+/// The options of a `kind` exporter written as `text`, read by the
+/// collector's parser (which reads the embedded exporter helper's keys).
+fn exporter_from_yaml<T: profbridge_collector::config::Options + Clone>(
+    kind: &str,
+    text: &str,
+) -> T {
+    let options: String = text.lines().map(|line| format!("    {line}\n")).collect();
+    let yaml = format!(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n\
+         exporters:\n  {kind}:\n{options}\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [{kind}]\n"
+    );
+    let config =
+        parse_yaml(&yaml, &std::collections::BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    config.exporters[0].1.options::<T>().unwrap().clone()
+}
+
 fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> T {
     config::Config::builder()
         .add_source(config::File::from_str(text, config::FileFormat::Yaml))

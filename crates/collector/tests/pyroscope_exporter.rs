@@ -29,6 +29,7 @@ use prost::Message;
 
 use profbridge_collector::config::units::Duration as ConfigDuration;
 use profbridge_collector::config::{load, parse_yaml};
+use profbridge_collector::exporters::helper::ExporterHelperConfig;
 use profbridge_collector::exporters::pyroscope::config::{
     BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig,
 };
@@ -528,7 +529,10 @@ fn config(address: SocketAddr, api: PyroscopeApi) -> PyroscopeExporterConfig {
     PyroscopeExporterConfig {
         endpoint: format!("http://{address}"),
         api,
-        timeout: ConfigDuration::from_secs(60),
+        helper: ExporterHelperConfig {
+            timeout: ConfigDuration::from_secs(60),
+            ..ExporterHelperConfig::default()
+        },
         ..PyroscopeExporterConfig::default()
     }
 }
@@ -1051,8 +1055,8 @@ fn yaml_options_are_read_and_checked() {
         pyroscope.labels_from_resource_attributes,
         ["k8s.namespace.name", "host.name"]
     );
-    assert_eq!(pyroscope.timeout, ConfigDuration::from_secs(30));
-    let helper = pyroscope.helper();
+    assert_eq!(pyroscope.helper.timeout, ConfigDuration::from_secs(30));
+    let helper = pyroscope.helper.clone();
     assert_eq!(helper.timeout, ConfigDuration::from_secs(30));
     assert_eq!(
         helper.retry_on_failure.max_elapsed_time,
@@ -1066,7 +1070,7 @@ fn yaml_options_are_read_and_checked() {
         defaults.labels_from_resource_attributes,
         ["service.namespace", "deployment.environment", "host.name"]
     );
-    assert_eq!(defaults.timeout, ConfigDuration::from_secs(10));
+    assert_eq!(defaults.helper.timeout, ConfigDuration::from_secs(10));
 
     let broken = "receivers:\n  otlp:\n    protocols:\n      http:\n\
         exporters:\n  pyroscope:\n    labels_from_resource_attributes: [host.name, host-name]\n    basic_auth:\n      user: x\n\

@@ -94,6 +94,11 @@ pub trait ExporterFactory: Sync + 'static {
     const KIND: &'static str;
     type Options: Options + DeserializeOwned;
 
+    /// Its options, found at key `path`.
+    fn parse_options(value: ::config::Value, path: &str) -> Result<Self::Options, Problem> {
+        deserialize_at(value, path)
+    }
+
     fn build(&self, id: &str, options: &Self::Options) -> Result<BuiltExporter, StartError>;
 
     /// Its sending queue, retries, timeout and dead letters.
@@ -201,7 +206,7 @@ impl<F: ExporterFactory> AnyExporterFactory for F {
     }
 
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
-        parse_as::<F::Options>(F::KIND, value, path)
+        F::parse_options(value, path).map(|options| ComponentConfig::new(F::KIND, options))
     }
 
     fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError> {

@@ -1,7 +1,8 @@
 //! The exporter helper's options, in the OpenTelemetry Collector's
-//! exporterhelper shape. Exporter configurations embed them as four
-//! explicit fields (`sending_queue`, `retry_on_failure`, `timeout`,
-//! `dead_letter`) and hand them over as an [`ExporterHelperConfig`].
+//! exporterhelper shape. Exporter configurations embed one
+//! [`ExporterHelperConfig`] ([`EmbedsHelper`]): its keys
+//! (`sending_queue`, `retry_on_failure`, `timeout`, `dead_letter`) sit
+//! beside the exporter's own.
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
@@ -10,6 +11,31 @@ use super::units::{ByteSize, Duration};
 
 /// How long one export attempt may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The keys of [`ExporterHelperConfig`], as written beside an exporter's
+/// own.
+pub const HELPER_KEYS: [&str; 4] = [
+    "sending_queue",
+    "retry_on_failure",
+    "timeout",
+    "dead_letter",
+];
+
+/// Options that embed the exporter helper's: the parser reads the helper's
+/// keys into [`Self::helper_mut`], the rest into the options themselves
+/// (whose serde derive skips the embedded field).
+pub trait EmbedsHelper {
+    /// Every key, the helper's included, in the order "unknown key"
+    /// messages list them.
+    const KEYS: &'static [&'static str];
+
+    /// The helper's options where the file sets none.
+    fn default_helper() -> ExporterHelperConfig {
+        ExporterHelperConfig::default()
+    }
+
+    fn helper_mut(&mut self) -> &mut ExporterHelperConfig;
+}
 
 /// Everything the helper needs to know about one exporter.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -41,7 +41,7 @@ pub use options::{Catalog, ComponentConfig, Options, OwnedFile};
 pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
 
-pub(crate) use de::deserialize_at;
+pub(crate) use de::{deserialize_at, deserialize_embedding};
 use parse::Defined;
 
 /// The configuration used when none is given: OTLP in on loopback, pprof

@@ -1,9 +1,6 @@
 use serde::Deserialize;
 
-use crate::exporters::helper::config::{
-    ExporterHelperConfig, RetryConfig, SendingQueueConfig, DEFAULT_TIMEOUT,
-};
-use crate::settings::units::Duration;
+use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::settings::Options;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -22,34 +19,35 @@ pub enum Verbosity {
 #[serde(deny_unknown_fields, default)]
 pub struct DebugExporterConfig {
     pub verbosity: Verbosity,
-    pub sending_queue: SendingQueueConfig,
-    pub retry_on_failure: RetryConfig,
-    /// How long logging one request may take; 0 means no limit.
-    pub timeout: Duration,
-    pub dead_letter: Option<String>,
+    /// The sending queue, retries, timeout and dead letters, whose keys
+    /// sit beside the others (see [`EmbedsHelper`]).
+    #[serde(skip)]
+    pub helper: ExporterHelperConfig,
+}
+
+impl EmbedsHelper for DebugExporterConfig {
+    const KEYS: &'static [&'static str] = &[
+        "verbosity",
+        "sending_queue",
+        "retry_on_failure",
+        "timeout",
+        "dead_letter",
+    ];
+
+    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
+        &mut self.helper
+    }
 }
 
 impl Default for DebugExporterConfig {
     fn default() -> Self {
         Self {
             verbosity: Verbosity::default(),
-            sending_queue: SendingQueueConfig::default(),
-            retry_on_failure: RetryConfig::default(),
-            timeout: DEFAULT_TIMEOUT,
-            dead_letter: None,
+            helper: Self::default_helper(),
         }
     }
 }
 
-impl DebugExporterConfig {
-    pub fn helper(&self) -> ExporterHelperConfig {
-        ExporterHelperConfig {
-            sending_queue: self.sending_queue.clone(),
-            retry_on_failure: self.retry_on_failure.clone(),
-            timeout: self.timeout,
-            dead_letter: self.dead_letter.clone(),
-        }
-    }
-}
+impl DebugExporterConfig {}
 
 impl Options for DebugExporterConfig {}

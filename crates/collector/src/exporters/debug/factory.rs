@@ -7,6 +7,7 @@ use super::DebugExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{on_blocking_pool, Batch, Export, ExportFuture, Exporter};
+use crate::settings::{deserialize_embedding, Problem};
 
 pub struct DebugExporterFactory;
 
@@ -23,7 +24,11 @@ impl ExporterFactory for DebugExporterFactory {
     }
 
     fn settings(&self, options: &DebugExporterConfig) -> ExporterHelperConfig {
-        options.helper()
+        options.helper.clone()
+    }
+
+    fn parse_options(value: ::config::Value, path: &str) -> Result<DebugExporterConfig, Problem> {
+        deserialize_embedding(value, path)
     }
 }
 

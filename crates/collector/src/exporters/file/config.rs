@@ -1,8 +1,6 @@
 use serde::Deserialize;
 
-use crate::exporters::helper::config::{
-    ExporterHelperConfig, RetryConfig, SendingQueueConfig, DEFAULT_TIMEOUT,
-};
+use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig, SendingQueueConfig};
 use crate::settings::units::Duration;
 use crate::settings::{Options, Problem};
 
@@ -33,12 +31,40 @@ pub struct FileExporterConfig {
     /// gzip level of pprof files: 0 (stored) to 9 (smallest).
     pub gzip_level: u32,
     pub retention: Retention,
-    pub sending_queue: SendingQueueConfig,
-    pub retry_on_failure: RetryConfig,
-    /// How long one write may take; 0 means no limit.
-    pub timeout: Duration,
-    /// Where requests that cannot be written are kept.
-    pub dead_letter: Option<String>,
+    /// The sending queue, retries, timeout and dead letters, whose keys
+    /// sit beside the others (see [`EmbedsHelper`]).
+    #[serde(skip)]
+    pub helper: ExporterHelperConfig,
+}
+
+impl EmbedsHelper for FileExporterConfig {
+    const KEYS: &'static [&'static str] = &[
+        "path",
+        "format",
+        "path_template",
+        "fsync",
+        "gzip_level",
+        "retention",
+        "sending_queue",
+        "retry_on_failure",
+        "timeout",
+        "dead_letter",
+    ];
+
+    /// Writers are CPU work: as many as CPUs.
+    fn default_helper() -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            sending_queue: SendingQueueConfig {
+                num_consumers: cpu_count(),
+                ..SendingQueueConfig::default()
+            },
+            ..ExporterHelperConfig::default()
+        }
+    }
+
+    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
+        &mut self.helper
+    }
 }
 
 impl Default for FileExporterConfig {
@@ -50,13 +76,7 @@ impl Default for FileExporterConfig {
             fsync: false,
             gzip_level: profbridge_pprof::DEFAULT_GZIP_LEVEL,
             retention: Retention::default(),
-            sending_queue: SendingQueueConfig {
-                num_consumers: cpu_count(),
-                ..SendingQueueConfig::default()
-            },
-            retry_on_failure: RetryConfig::default(),
-            timeout: DEFAULT_TIMEOUT,
-            dead_letter: None,
+            helper: Self::default_helper(),
         }
     }
 }
@@ -67,16 +87,7 @@ fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
-impl FileExporterConfig {
-    pub fn helper(&self) -> ExporterHelperConfig {
-        ExporterHelperConfig {
-            sending_queue: self.sending_queue.clone(),
-            retry_on_failure: self.retry_on_failure.clone(),
-            timeout: self.timeout,
-            dead_letter: self.dead_letter.clone(),
-        }
-    }
-}
+impl FileExporterConfig {}
 
 /// Optional clean-up of old files; nothing is removed by default.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

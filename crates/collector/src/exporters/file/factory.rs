@@ -7,6 +7,7 @@ use super::FileExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{on_blocking_pool, Batch, Export, ExportFuture, Exporter};
+use crate::settings::{deserialize_embedding, Problem};
 
 pub struct FileExporterFactory;
 
@@ -33,7 +34,11 @@ impl ExporterFactory for FileExporterFactory {
     }
 
     fn settings(&self, options: &FileExporterConfig) -> ExporterHelperConfig {
-        options.helper()
+        options.helper.clone()
+    }
+
+    fn parse_options(value: ::config::Value, path: &str) -> Result<FileExporterConfig, Problem> {
+        deserialize_embedding(value, path)
     }
 
     /// Building creates the folder; the only check without that, the

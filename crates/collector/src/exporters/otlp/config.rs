@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
+use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::settings::units::Duration;
 use crate::settings::{Options, Problem};
 
@@ -19,12 +19,34 @@ pub struct OtlpExporterConfig {
     /// Sent with every export as gRPC metadata.
     pub headers: BTreeMap<String, String>,
     pub compression: Compression,
-    /// How long one attempt may take, connecting included.
-    pub timeout: Duration,
-    pub sending_queue: SendingQueueConfig,
-    pub retry_on_failure: RetryConfig,
-    /// Where requests that cannot be delivered are kept.
-    pub dead_letter: Option<String>,
+    /// The sending queue, retries, timeout and dead letters, whose keys
+    /// sit beside the others (see [`EmbedsHelper`]).
+    #[serde(skip)]
+    pub helper: ExporterHelperConfig,
+}
+
+impl EmbedsHelper for OtlpExporterConfig {
+    const KEYS: &'static [&'static str] = &[
+        "endpoint",
+        "tls",
+        "headers",
+        "compression",
+        "timeout",
+        "sending_queue",
+        "retry_on_failure",
+        "dead_letter",
+    ];
+
+    fn default_helper() -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            timeout: DEFAULT_TIMEOUT,
+            ..ExporterHelperConfig::default()
+        }
+    }
+
+    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
+        &mut self.helper
+    }
 }
 
 impl Default for OtlpExporterConfig {
@@ -34,10 +56,7 @@ impl Default for OtlpExporterConfig {
             tls: TlsConfig::default(),
             headers: BTreeMap::new(),
             compression: Compression::default(),
-            timeout: DEFAULT_TIMEOUT,
-            sending_queue: SendingQueueConfig::default(),
-            retry_on_failure: RetryConfig::default(),
-            dead_letter: None,
+            helper: Self::default_helper(),
         }
     }
 }
@@ -83,17 +102,7 @@ impl Compression {
     }
 }
 
-impl OtlpExporterConfig {
-    /// The sending queue, retries, timeout and dead letters.
-    pub fn helper(&self) -> ExporterHelperConfig {
-        ExporterHelperConfig {
-            sending_queue: self.sending_queue.clone(),
-            retry_on_failure: self.retry_on_failure.clone(),
-            timeout: self.timeout,
-            dead_letter: self.dead_letter.clone(),
-        }
-    }
-}
+impl OtlpExporterConfig {}
 
 impl Options for OtlpExporterConfig {
     fn problems(&self) -> Vec<Problem> {

@@ -7,6 +7,7 @@ use super::OtlpGrpcExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+use crate::settings::{deserialize_embedding, Problem};
 
 pub struct OtlpExporterFactory;
 
@@ -28,7 +29,11 @@ impl ExporterFactory for OtlpExporterFactory {
     }
 
     fn settings(&self, options: &OtlpExporterConfig) -> ExporterHelperConfig {
-        options.helper()
+        options.helper.clone()
+    }
+
+    fn parse_options(value: ::config::Value, path: &str) -> Result<OtlpExporterConfig, Problem> {
+        deserialize_embedding(value, path)
     }
 }
 

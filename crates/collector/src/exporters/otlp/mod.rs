@@ -71,7 +71,7 @@ impl OtlpGrpcExporter {
                 Compression::Zstd => Some(CompressionEncoding::Zstd),
                 Compression::None => None,
             },
-            timeout: config.timeout.0,
+            timeout: config.helper.timeout.0,
         })
     }
 
@@ -179,7 +179,9 @@ fn channel_endpoint(
     if endpoint.uri().host().is_none_or(str::is_empty) {
         return Err(format!("endpoint {:?} has no host", config.endpoint));
     }
-    let endpoint = endpoint.connect_timeout(config.timeout.0).tcp_nodelay(true);
+    let endpoint = endpoint
+        .connect_timeout(config.helper.timeout.0)
+        .tcp_nodelay(true);
     if !tls {
         return Ok((endpoint, None));
     }

@@ -2,9 +2,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
+use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::exporters::otlp::config::{Compression, TlsConfig, DEFAULT_TIMEOUT};
-use crate::settings::units::Duration;
 use crate::settings::{Options, Problem};
 
 /// The path appended to `endpoint`.
@@ -24,13 +23,37 @@ pub struct OtlpHttpExporterConfig {
     pub compression: Compression,
     /// Sent with every request.
     pub headers: BTreeMap<String, String>,
-    /// How long one attempt may take, connecting included.
-    pub timeout: Duration,
-    pub sending_queue: SendingQueueConfig,
-    pub retry_on_failure: RetryConfig,
-    /// Where requests that cannot be delivered are kept.
-    pub dead_letter: Option<String>,
     pub tls: TlsConfig,
+    /// The sending queue, retries, timeout and dead letters, whose keys
+    /// sit beside the others (see [`EmbedsHelper`]).
+    #[serde(skip)]
+    pub helper: ExporterHelperConfig,
+}
+
+impl EmbedsHelper for OtlpHttpExporterConfig {
+    const KEYS: &'static [&'static str] = &[
+        "endpoint",
+        "profiles_endpoint",
+        "encoding",
+        "compression",
+        "headers",
+        "timeout",
+        "sending_queue",
+        "retry_on_failure",
+        "dead_letter",
+        "tls",
+    ];
+
+    fn default_helper() -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            timeout: DEFAULT_TIMEOUT,
+            ..ExporterHelperConfig::default()
+        }
+    }
+
+    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
+        &mut self.helper
+    }
 }
 
 impl Default for OtlpHttpExporterConfig {
@@ -41,11 +64,8 @@ impl Default for OtlpHttpExporterConfig {
             encoding: Encoding::default(),
             compression: Compression::default(),
             headers: BTreeMap::new(),
-            timeout: DEFAULT_TIMEOUT,
-            sending_queue: SendingQueueConfig::default(),
-            retry_on_failure: RetryConfig::default(),
-            dead_letter: None,
             tls: TlsConfig::default(),
+            helper: Self::default_helper(),
         }
     }
 }
@@ -61,17 +81,7 @@ pub enum Encoding {
     Json,
 }
 
-impl OtlpHttpExporterConfig {
-    /// The sending queue, retries, timeout and dead letters.
-    pub fn helper(&self) -> ExporterHelperConfig {
-        ExporterHelperConfig {
-            sending_queue: self.sending_queue.clone(),
-            retry_on_failure: self.retry_on_failure.clone(),
-            timeout: self.timeout,
-            dead_letter: self.dead_letter.clone(),
-        }
-    }
-}
+impl OtlpHttpExporterConfig {}
 
 impl Options for OtlpHttpExporterConfig {
     fn problems(&self) -> Vec<Problem> {

@@ -7,6 +7,7 @@ use super::OtlpHttpExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+use crate::settings::{deserialize_embedding, Problem};
 
 pub struct OtlpHttpExporterFactory;
 
@@ -29,7 +30,14 @@ impl ExporterFactory for OtlpHttpExporterFactory {
     }
 
     fn settings(&self, options: &OtlpHttpExporterConfig) -> ExporterHelperConfig {
-        options.helper()
+        options.helper.clone()
+    }
+
+    fn parse_options(
+        value: ::config::Value,
+        path: &str,
+    ) -> Result<OtlpHttpExporterConfig, Problem> {
+        deserialize_embedding(value, path)
     }
 }
 

@@ -59,13 +59,13 @@ impl OtlpHttpExporter {
             client: client(
                 &config.tls,
                 tls,
-                Some(config.timeout.0).filter(|timeout| !timeout.is_zero()),
+                Some(config.helper.timeout.0).filter(|timeout| !timeout.is_zero()),
             )
             .map_err(invalid)?,
             headers,
             encoding: config.encoding,
             compression: config.compression,
-            timeout: config.timeout.0,
+            timeout: config.helper.timeout.0,
         })
     }
 

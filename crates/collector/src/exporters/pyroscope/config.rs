@@ -4,7 +4,7 @@ use std::fmt;
 use serde::Deserialize;
 
 use super::naming::{label_name, RESERVED_LABEL_NAMES};
-use crate::exporters::helper::config::{ExporterHelperConfig, RetryConfig, SendingQueueConfig};
+use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::exporters::otlp::config::TlsConfig;
 use crate::exporters::otlp::tls::{split_scheme, uses_tls};
 use crate::settings::units::Duration;
@@ -64,12 +64,38 @@ pub struct PyroscopeExporterConfig {
     pub application_name_attribute: String,
     /// Resource attributes that become labels (`host.name` → `host_name`).
     pub labels_from_resource_attributes: Vec<String>,
-    /// How long one attempt (every push of a request) may take.
-    pub timeout: Duration,
-    pub sending_queue: SendingQueueConfig,
-    pub retry_on_failure: RetryConfig,
-    /// Where requests that cannot be delivered are kept.
-    pub dead_letter: Option<String>,
+    /// The sending queue, retries, timeout and dead letters, whose keys
+    /// sit beside the others (see [`EmbedsHelper`]).
+    #[serde(skip)]
+    pub helper: ExporterHelperConfig,
+}
+
+impl EmbedsHelper for PyroscopeExporterConfig {
+    const KEYS: &'static [&'static str] = &[
+        "endpoint",
+        "api",
+        "tls",
+        "headers",
+        "basic_auth",
+        "tenant_id",
+        "application_name_attribute",
+        "labels_from_resource_attributes",
+        "timeout",
+        "sending_queue",
+        "retry_on_failure",
+        "dead_letter",
+    ];
+
+    fn default_helper() -> ExporterHelperConfig {
+        ExporterHelperConfig {
+            timeout: DEFAULT_TIMEOUT,
+            ..ExporterHelperConfig::default()
+        }
+    }
+
+    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
+        &mut self.helper
+    }
 }
 
 impl Default for PyroscopeExporterConfig {
@@ -86,10 +112,7 @@ impl Default for PyroscopeExporterConfig {
                 .iter()
                 .map(|key| (*key).to_owned())
                 .collect(),
-            timeout: DEFAULT_TIMEOUT,
-            sending_queue: SendingQueueConfig::default(),
-            retry_on_failure: RetryConfig::default(),
-            dead_letter: None,
+            helper: Self::default_helper(),
         }
     }
 }
@@ -113,16 +136,6 @@ impl fmt::Debug for BasicAuthConfig {
 }
 
 impl PyroscopeExporterConfig {
-    /// The sending queue, retries, timeout and dead letters.
-    pub fn helper(&self) -> ExporterHelperConfig {
-        ExporterHelperConfig {
-            sending_queue: self.sending_queue.clone(),
-            retry_on_failure: self.retry_on_failure.clone(),
-            timeout: self.timeout,
-            dead_letter: self.dead_letter.clone(),
-        }
-    }
-
     /// What is wrong with the options, each at its path under the
     /// exporter's own key. TLS files are read only when the exporter starts.
     pub fn problems(&self) -> Vec<Problem> {

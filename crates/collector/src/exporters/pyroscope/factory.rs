@@ -7,6 +7,7 @@ use super::PyroscopeExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+use crate::settings::{deserialize_embedding, Problem};
 
 pub struct PyroscopeExporterFactory;
 
@@ -32,7 +33,14 @@ impl ExporterFactory for PyroscopeExporterFactory {
     }
 
     fn settings(&self, options: &PyroscopeExporterConfig) -> ExporterHelperConfig {
-        options.helper()
+        options.helper.clone()
+    }
+
+    fn parse_options(
+        value: ::config::Value,
+        path: &str,
+    ) -> Result<PyroscopeExporterConfig, Problem> {
+        deserialize_embedding(value, path)
     }
 }
 

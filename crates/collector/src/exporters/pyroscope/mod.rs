@@ -108,7 +108,7 @@ impl PyroscopeExporter {
             return Err(invalid(text.join("; ")));
         }
         let (url, tls) = api_url(config).map_err(invalid)?;
-        let timeout = Some(config.timeout.0).filter(|timeout| !timeout.is_zero());
+        let timeout = Some(config.helper.timeout.0).filter(|timeout| !timeout.is_zero());
         Ok(Self {
             api: config.api,
             url,
