@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use prost::Message;
 
 use profbridge_collector::config::units;
+use profbridge_collector::exporters::helper::ExporterHelperConfig;
 use profbridge_collector::exporters::otlp::config::{Compression, OtlpExporterConfig, TlsConfig};
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
@@ -109,7 +110,10 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                 tls,
                 headers,
                 compression,
-                timeout,
+                helper: ExporterHelperConfig {
+                    timeout,
+                    ..ExporterHelperConfig::default()
+                },
                 ..OtlpExporterConfig::default()
             };
             OtlpGrpcExporter::new(&config)
@@ -126,7 +130,10 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                 },
                 compression,
                 headers,
-                timeout,
+                helper: ExporterHelperConfig {
+                    timeout,
+                    ..ExporterHelperConfig::default()
+                },
                 tls,
                 ..OtlpHttpExporterConfig::default()
             };
