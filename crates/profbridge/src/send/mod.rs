@@ -114,7 +114,6 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                     timeout,
                     ..ExporterHelperConfig::default()
                 },
-                ..OtlpExporterConfig::default()
             };
             OtlpGrpcExporter::new(&config)
                 .map(|exporter| Destination::Grpc(Box::new(exporter)))
@@ -135,7 +134,6 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                     ..ExporterHelperConfig::default()
                 },
                 tls,
-                ..OtlpHttpExporterConfig::default()
             };
             OtlpHttpExporter::new(&config)
                 .map(|exporter| Destination::Http(Box::new(exporter)))
