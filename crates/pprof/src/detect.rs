@@ -57,25 +57,40 @@ fn tried_formats() -> String {
 
 /// Detects the format of `data`, looking inside gzip.
 pub fn detect_format(data: &[u8], options: &DecodeOptions) -> Result<Detected, DetectError> {
-    detect_with_payload(data, options).map(|(detected, _)| detected)
+    unzip(data, options)?.detect()
 }
 
-/// Detection plus the bytes inside any gzip, for callers that go on to parse.
-pub(crate) fn detect_with_payload<'a>(
-    data: &'a [u8],
-    options: &DecodeOptions,
-) -> Result<(Detected, Cow<'a, [u8]>), DetectError> {
+/// An input with its gzip undone: the one gunzip every reader shares.
+#[derive(Debug, Clone)]
+pub struct Unzipped<'a> {
+    pub gzipped: bool,
+    /// The bytes inside the gzip, or the input itself.
+    pub bytes: Cow<'a, [u8]>,
+}
+
+/// Gunzips `data` within the limits when it starts with gzip's magic.
+pub fn unzip<'a>(data: &'a [u8], options: &DecodeOptions) -> Result<Unzipped<'a>, DecodeError> {
     let gzipped = crate::is_gzip(data);
-    let payload = if gzipped {
+    let bytes = if gzipped {
         Cow::Owned(gunzip(data, options)?)
     } else {
-        if data.is_empty() {
-            return Err(DecodeError::Empty.into());
-        }
         Cow::Borrowed(data)
     };
-    let format = format_of(&payload).ok_or(DetectError::Unrecognized)?;
-    Ok((Detected { format, gzipped }, payload))
+    Ok(Unzipped { gzipped, bytes })
+}
+
+impl Unzipped<'_> {
+    /// The format the bytes hold.
+    pub fn detect(&self) -> Result<Detected, DetectError> {
+        if self.bytes.is_empty() {
+            return Err(DecodeError::Empty.into());
+        }
+        let format = format_of(&self.bytes).ok_or(DetectError::Unrecognized)?;
+        Ok(Detected {
+            format,
+            gzipped: self.gzipped,
+        })
+    }
 }
 
 fn format_of(data: &[u8]) -> Option<Format> {

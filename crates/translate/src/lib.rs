@@ -6,6 +6,7 @@ pub mod canonical;
 mod dictionary;
 pub mod json;
 pub mod keys;
+mod load;
 mod merge;
 pub mod otlp;
 mod otlp_decode;
@@ -15,7 +16,9 @@ mod to_pprof;
 pub mod validate;
 
 pub use dictionary::DictionaryBuilder;
+pub use load::{load_any, JsonNotes, LoadError, Loaded};
 pub use merge::merge_requests;
+pub use otlp_decode::field as otlp_field;
 pub use otlp_decode::{decode_request, decode_request_reusing};
 pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
 pub use to_pprof::{
