@@ -371,7 +371,7 @@ fn security(
 ) -> Result<Security, StartError> {
     Security::new(tls, auth, alpn).map_err(|reason| StartError::Receiver {
         id: name.to_owned(),
-        reason,
+        reason: error.to_string(),
     })
 }
 
@@ -465,10 +465,12 @@ fn build_processor(id: &str, config: &ProcessorConfig) -> Result<Processor, Star
         reason,
     };
     Ok(match config {
-        ProcessorConfig::Batch(batch) => Processor::Batch(Batcher::new(batch).map_err(problem)?),
-        ProcessorConfig::Resource(resource) => {
-            Processor::Resource(ResourceProcessor::new(resource).map_err(problem)?)
+        ProcessorConfig::Batch(batch) => {
+            Processor::Batch(Batcher::new(batch).map_err(|e| problem(e.to_string()))?)
         }
+        ProcessorConfig::Resource(resource) => Processor::Resource(
+            ResourceProcessor::new(resource).map_err(|e| problem(e.to_string()))?,
+        ),
     })
 }
 

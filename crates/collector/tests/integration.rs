@@ -4,6 +4,7 @@ mod config;
 mod config_reference;
 mod exporter_helper;
 mod file_exporter;
+mod no_string_errors;
 mod otlp_exporters;
 mod pipeline_processors;
 mod processors;

@@ -25,4 +25,6 @@ pub use to_pprof::{
     otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofConverter, PprofOutput,
     ToPprofOptions, UnassembledPprof,
 };
-pub use validate::{validate_request, OtlpError, ProfileRef, Validated, ZeroEntryError};
+pub use validate::{
+    validate_request, EntryError, OtlpError, ProfileRef, Validated, ZeroEntryError,
+};

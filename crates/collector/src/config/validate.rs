@@ -190,10 +190,10 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
                     ));
                 }
                 if let Some(template) = &file.path_template {
-                    if let Err(reason) = crate::exporters::file::PathTemplate::parse(template) {
+                    if let Err(error) = crate::exporters::file::PathTemplate::parse(template) {
                         problems.push(Problem::new(
                             format!("exporters.{id}.path_template"),
-                            reason,
+                            error.to_string(),
                         ));
                     }
                 }

@@ -37,11 +37,7 @@ impl fmt::Display for OptionProblem {
     }
 }
 
-/// Every problem as one line each, for constructors that return `String`.
-fn join_problems(problems: &[OptionProblem]) -> String {
-    problems
-        .iter()
-        .map(OptionProblem::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+/// Every problem of a processor's options, shown one per line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(OptionProblem::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct InvalidOptions(pub Vec<OptionProblem>);

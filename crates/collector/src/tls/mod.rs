@@ -7,13 +7,23 @@ pub mod config;
 mod reload;
 mod server;
 
+pub use auth::AuthError;
 pub(crate) use auth::{protect_router, refused as refused_unauthenticated, BearerAuth};
-pub use server::Alpn;
 pub(crate) use server::ReloadingAcceptor;
+pub use server::{Alpn, TlsError};
 
 use std::sync::Arc;
 
 use self::config::{AuthConfig, ServerTlsConfig};
+
+/// Why a listener's TLS or authentication files cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SecurityError {
+    #[error("tls: {0}")]
+    Tls(TlsError),
+    #[error("auth: {0}")]
+    Auth(AuthError),
+}
 
 /// TLS and authentication for one listener; the default is neither.
 #[derive(Clone, Default)]
@@ -31,16 +41,16 @@ impl Security {
         tls: Option<&ServerTlsConfig>,
         auth: Option<&AuthConfig>,
         alpn: Alpn,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SecurityError> {
         let tls_config = tls;
         let tls = tls
             .map(|tls| ReloadingAcceptor::new(tls, alpn).map(Arc::new))
             .transpose()
-            .map_err(|error| format!("tls: {error}"))?;
+            .map_err(SecurityError::Tls)?;
         let auth = auth
             .map(BearerAuth::new)
             .transpose()
-            .map_err(|error| format!("auth: {error}"))?;
+            .map_err(SecurityError::Auth)?;
         let handshakes = tls_config.map_or_else(crate::net::HandshakeLimits::default, |tls| {
             crate::net::HandshakeLimits {
                 timeout: tls.handshake_timeout.0,

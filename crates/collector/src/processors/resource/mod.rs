@@ -12,7 +12,7 @@ use profbridge_translate::otlp::{
 
 pub use config::{Action, AttributeAction, AttributeValue, ResourceProcessorConfig};
 
-use super::join_problems;
+use super::InvalidOptions;
 
 #[derive(Debug, Clone)]
 pub struct ResourceProcessor {
@@ -35,10 +35,10 @@ enum Source {
 
 impl ResourceProcessor {
     /// Fails with every problem of the options, one per line.
-    pub fn new(config: &ResourceProcessorConfig) -> Result<Self, String> {
+    pub fn new(config: &ResourceProcessorConfig) -> Result<Self, InvalidOptions> {
         let problems = config.problems();
         if !problems.is_empty() {
-            return Err(join_problems(&problems));
+            return Err(InvalidOptions(problems));
         }
         let actions = config
             .attributes
@@ -270,7 +270,7 @@ mod tests {
             }],
         };
         assert_eq!(
-            ResourceProcessor::new(&config).unwrap_err(),
+            ResourceProcessor::new(&config).unwrap_err().to_string(),
             "attributes[0].value: action insert needs a value (or from_attribute)"
         );
     }

@@ -46,7 +46,8 @@ pub fn start(
     metrics: ReceiverMetrics,
     stopped: watch::Receiver<bool>,
 ) -> Result<JoinHandle<()>, String> {
-    let (checkpoint, existed) = Checkpoint::load(&config.checkpoint_path(name))?;
+    let (checkpoint, existed) =
+        Checkpoint::load(&config.checkpoint_path(name)).map_err(|e| e.to_string())?;
     let exclude = config
         .exclude
         .iter()

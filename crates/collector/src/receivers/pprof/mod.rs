@@ -55,7 +55,7 @@ async fn push(
 ) -> Response {
     let attributes = query
         .map_err(|rejection| rejection.body_text())
-        .and_then(|Query(query)| resource_attributes(&query, &headers));
+        .and_then(|Query(query)| resource_attributes(&query, &headers).map_err(|e| e.to_string()));
     let attributes = match attributes {
         Ok(attributes) => attributes,
         Err(message) => return intake.refuse(&Failure::BadRequest(message)),

@@ -90,9 +90,9 @@ fn pprof_parts<'a>(
     body: &'a [u8],
     boundary: &str,
 ) -> Result<(&'a [u8], SampleTypeConfigs), Failure> {
-    let parts = multipart::parts(body, boundary).map_err(Failure::BadRequest)?;
+    let parts = multipart::parts(body, boundary).map_err(bad_request)?;
     let configs = match parts.iter().find(|part| part.name == "sample_type_config") {
-        Some(part) => parse_sample_type_config(part.data).map_err(Failure::BadRequest)?,
+        Some(part) => parse_sample_type_config(part.data).map_err(bad_request)?,
         None => SampleTypeConfigs::new(),
     };
     let profile = parts
@@ -118,7 +118,7 @@ fn folded_profile(
         body
     };
     let units = query.units.as_deref();
-    let sample_type = folded_sample_type(units).map_err(Failure::BadRequest)?;
+    let sample_type = folded_sample_type(units).map_err(bad_request)?;
     let text = if format == IngestFormat::Lines {
         lines_as_folded(body)
     } else {
@@ -165,4 +165,9 @@ fn set_time(profile: &mut Profile, query: &IngestQuery, format: IngestFormat, re
             profile.duration_nanos = duration;
         }
     }
+}
+
+/// A 400 whose text is `error`'s message.
+fn bad_request(error: impl std::fmt::Display) -> Failure {
+    Failure::BadRequest(error.to_string())
 }
