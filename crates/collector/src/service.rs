@@ -369,7 +369,7 @@ fn security(
     auth: Option<&AuthConfig>,
     alpn: Alpn,
 ) -> Result<Security, StartError> {
-    Security::new(tls, auth, alpn).map_err(|reason| StartError::Receiver {
+    Security::new(tls, auth, alpn).map_err(|error| StartError::Receiver {
         id: name.to_owned(),
         reason: error.to_string(),
     })
