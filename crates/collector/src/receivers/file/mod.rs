@@ -172,7 +172,7 @@ impl Watcher {
     fn deliver(&mut self, path: &Path, identity: FileIdentity) {
         let bytes = match load::read_limited(path, DEFAULT_MAX_INPUT_BYTES) {
             Ok(bytes) => bytes,
-            Err(reason) => return self.fail(path, identity, &reason),
+            Err(reason) => return self.fail(path, identity, &reason.to_string()),
         };
         if u64::try_from(bytes.len()).ok() != Some(identity.size) {
             // Written to since the last poll: wait for it to settle again.
@@ -193,7 +193,7 @@ impl Watcher {
             Ok(request) => request,
             Err(reason) => {
                 self.metrics.refused_request(RefusedReason::Invalid);
-                return self.fail(path, identity, &reason);
+                return self.fail(path, identity, &reason.to_string());
             }
         };
         drop(bytes);

@@ -7,7 +7,6 @@ pub mod config;
 mod decompressed;
 pub mod grpc;
 mod grpc_unary;
-mod gunzip;
 pub mod http;
 mod intake;
 pub mod retry_info;

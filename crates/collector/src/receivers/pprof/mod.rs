@@ -17,7 +17,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 
-use profbridge_pprof::parse_any_keeping_raw;
+use profbridge_pprof::{load_profile, DEFAULT_FOLDED_SAMPLE_TYPE};
 
 use self::attributes::resource_attributes;
 use self::config::PprofReceiverConfig;
@@ -64,8 +64,9 @@ async fn push(
     let metrics = intake.metrics.clone();
     intake
         .handle(&headers, body, StatusCode::NO_CONTENT, move |raw| {
-            let (mut profile, _, replaced) = parse_any_keeping_raw(&raw, &limits)
-                .map_err(|error| Failure::from_parse(&error))?;
+            let (mut profile, replaced) =
+                load_profile(&raw, None, DEFAULT_FOLDED_SAMPLE_TYPE, &limits)
+                    .map_err(|error| Failure::from_parse(&error))?;
             metrics.strings_replaced(replaced.len());
             if profile.time_nanos == 0 {
                 profile.time_nanos = nanos_since_epoch(SystemTime::now());
