@@ -5,6 +5,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::codec::wire::field::profile as profile_field;
 use crate::codec::{gunzip, DecodeError, DecodeOptions};
 use crate::legacy::{sniff_legacy, LegacyKind};
 
@@ -137,8 +138,9 @@ fn looks_like_folded(data: &[u8]) -> bool {
         })
 }
 
-/// pprof carries a string table (field 6); an OTLP request has only
-/// resource_profiles (1) and the dictionary (2). `None` when the bytes are
+/// pprof carries a string table; an OTLP request has only
+/// resource_profiles (1) and the dictionary (2), numbers that
+/// profbridge-translate's decoder owns and this crate cannot import. `None` when the bytes are
 /// not well-formed protobuf.
 fn protobuf_format(mut data: &[u8]) -> Option<Format> {
     let (mut string_table, mut only_otlp_fields, mut fields) = (false, true, 0usize);
@@ -160,7 +162,7 @@ fn protobuf_format(mut data: &[u8]) -> Option<Format> {
         };
         data = data.get(skip..)?;
         fields += 1;
-        string_table |= field == 6 && wire_type == 2;
+        string_table |= field == u64::from(profile_field::STRING_TABLE) && wire_type == 2;
         only_otlp_fields &= (field == 1 || field == 2) && wire_type == 2;
     }
     if string_table {
