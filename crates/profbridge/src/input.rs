@@ -6,9 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use profbridge_pprof::{DecodeOptions, InputKind, Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE};
+use profbridge_pprof::{
+    DecodeOptions, Detected, InputKind, Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
+};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
-use profbridge_translate::{load_any, JsonNotes, Loaded as AnyInput};
+use profbridge_translate::{load_any, load_any_detected, JsonNotes, Loaded as AnyInput};
 
 use crate::cli::InputFormat;
 
@@ -84,16 +86,37 @@ pub fn folded_sample_type(spec: Option<&str>) -> (String, String) {
 
 /// Parses an input in the given (or detected) format, gunzipping it once.
 pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) -> Result<Loaded> {
-    let hint = match from {
+    let folded = (folded_type.0.as_str(), folded_type.1.as_str());
+    let loaded = load_any(&input.bytes, hint(from), folded, &DecodeOptions::default())?;
+    Ok(loaded_input(input, loaded))
+}
+
+/// [`load`], and the format detection finds in the input even when `from`
+/// names one (`None` when it finds none).
+pub fn load_detected(
+    input: &Input,
+    from: InputFormat,
+    folded_type: &(String, String),
+) -> Result<(Loaded, Option<Detected>)> {
+    let folded = (folded_type.0.as_str(), folded_type.1.as_str());
+    let (loaded, detected) =
+        load_any_detected(&input.bytes, hint(from), folded, &DecodeOptions::default())?;
+    Ok((loaded_input(input, loaded), detected))
+}
+
+fn hint(from: InputFormat) -> Option<InputKind> {
+    match from {
         InputFormat::Auto => None,
         InputFormat::Pprof => Some(InputKind::Pprof),
         InputFormat::Legacy => Some(InputKind::Legacy),
         InputFormat::Folded => Some(InputKind::Folded),
         InputFormat::Otlp => Some(InputKind::OtlpProtobuf),
         InputFormat::OtlpJson => Some(InputKind::OtlpJson),
-    };
-    let folded = (folded_type.0.as_str(), folded_type.1.as_str());
-    let loaded = match load_any(&input.bytes, hint, folded, &DecodeOptions::default())? {
+    }
+}
+
+fn loaded_input(input: &Input, loaded: AnyInput) -> Loaded {
+    match loaded {
         AnyInput::Pprof(profile, raw) => Loaded::Pprof(profile, raw),
         AnyInput::Otlp {
             request,
@@ -103,8 +126,7 @@ pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) ->
             request,
             json: None,
         } => Loaded::Otlp(request),
-    };
-    Ok(loaded)
+    }
 }
 
 /// JSON shorter than this that holds no samples is taken as meant to be

@@ -16,7 +16,7 @@ mod to_pprof;
 pub mod validate;
 
 pub use dictionary::DictionaryBuilder;
-pub use load::{load_any, JsonNotes, LoadError, Loaded};
+pub use load::{load_any, load_any_detected, JsonNotes, LoadError, Loaded};
 pub use merge::merge_requests;
 pub use otlp_decode::field as otlp_field;
 pub use otlp_decode::{decode_request, decode_request_reusing};

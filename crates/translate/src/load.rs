@@ -4,8 +4,8 @@
 //! profbridge-pprof's `parse_unzipped`.
 
 use profbridge_pprof::{
-    parse_unzipped, unzip, DecodeError, DecodeOptions, DetectError, FoldedError, InputKind,
-    LegacyError, ParseError, Profile, RawStrings,
+    parse_unzipped, unzip, DecodeError, DecodeOptions, DetectError, Detected, FoldedError,
+    InputKind, LegacyError, ParseError, Profile, RawStrings,
 };
 use thiserror::Error;
 
@@ -78,30 +78,62 @@ pub fn load_any(
     folded_sample_type: (&str, &str),
     options: &DecodeOptions,
 ) -> Result<Loaded, LoadError> {
+    load(data, hint, false, folded_sample_type, options).map(|(loaded, _)| loaded)
+}
+
+/// [`load_any`], and what detection finds in the gunzipped bytes even
+/// when `hint` names the format (`None` when it finds nothing), for
+/// callers that show both.
+pub fn load_any_detected(
+    data: &[u8],
+    hint: Option<InputKind>,
+    folded_sample_type: (&str, &str),
+    options: &DecodeOptions,
+) -> Result<(Loaded, Option<Detected>), LoadError> {
+    load(data, hint, true, folded_sample_type, options)
+}
+
+fn load(
+    data: &[u8],
+    hint: Option<InputKind>,
+    always_detect: bool,
+    folded_sample_type: (&str, &str),
+    options: &DecodeOptions,
+) -> Result<(Loaded, Option<Detected>), LoadError> {
     let unzipped = unzip(data, options).map_err(|error| LoadError::Detect(error.into()))?;
-    let kind = match hint {
-        Some(kind) => kind,
-        None => unzipped.detect().map_err(LoadError::Detect)?.format.into(),
+    let (kind, detected) = match hint {
+        Some(kind) => (
+            kind,
+            always_detect.then(|| unzipped.detect().ok()).flatten(),
+        ),
+        None => {
+            let detected = unzipped.detect().map_err(LoadError::Detect)?;
+            (detected.format.into(), Some(detected))
+        }
     };
     let bytes = unzipped.bytes.as_ref();
     match kind {
-        InputKind::OtlpProtobuf => Ok(Loaded::Otlp {
-            request: decode_request(bytes).map_err(LoadError::OtlpProtobuf)?,
-            json: None,
-        }),
+        InputKind::OtlpProtobuf => Ok((
+            Loaded::Otlp {
+                request: decode_request(bytes).map_err(LoadError::OtlpProtobuf)?,
+                json: None,
+            },
+            detected,
+        )),
         InputKind::OtlpJson => {
             let read = request_from_json_noting_unknown_keys(bytes).map_err(LoadError::OtlpJson)?;
-            Ok(Loaded::Otlp {
+            let loaded = Loaded::Otlp {
                 request: read.request,
                 json: Some(JsonNotes {
                     bytes: bytes.len(),
                     unknown_keys: read.unknown_keys,
                 }),
-            })
+            };
+            Ok((loaded, detected))
         }
         kind => {
             let (profile, raw) = parse_unzipped(&unzipped, kind, folded_sample_type, options)?;
-            Ok(Loaded::Pprof(profile, raw))
+            Ok((Loaded::Pprof(profile, raw), detected))
         }
     }
 }
