@@ -10,8 +10,7 @@
 use profbridge_pprof::{canonicalize, decode, dump, encode, DecodeOptions, EncodeOptions};
 use profbridge_testkit::{corpus_files, require_tool, CorpusFile, TempDir};
 
-#[path = "support/raw_text.rs"]
-mod raw_text;
+use crate::raw_text;
 
 use raw_text::{go_tool_pprof_raw, RawText};
 

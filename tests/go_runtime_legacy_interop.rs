@@ -16,8 +16,7 @@ use std::process::Command;
 use profbridge_pprof::{dump, parse_legacy};
 use profbridge_testkit::{require_tool, TempDir};
 
-#[path = "support/raw_text.rs"]
-mod raw_text;
+use crate::raw_text;
 
 use raw_text::{assert_same_samples, go_tool_pprof_raw, RawText};
 
@@ -119,24 +118,12 @@ func main() {
 }
 "#;
 
-/// Builds and runs the program in GOPATH mode, with its build cache in `dir`.
+/// Builds the program once (see `profbridge_testkit::programs`) and runs it
+/// to write its profiles into `dir`.
 fn write_profiles(dir: &Path) {
-    std::fs::write(dir.join("main.go"), PROGRAM).unwrap();
-    let built = Command::new("go")
-        .args(["build", "-o", "legacy-profiles", "main.go"])
-        .current_dir(dir)
-        .env("GO111MODULE", "off")
-        .env("GOFLAGS", "")
-        .env("GOPATH", dir.join("gopath"))
-        .env("GOCACHE", dir.join("gocache"))
-        .output()
-        .expect("run go build");
-    assert!(
-        built.status.success(),
-        "go build failed: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let run = Command::new(dir.join("legacy-profiles"))
+    let program = profbridge_testkit::go::build_once("legacy-profiles", PROGRAM)
+        .unwrap_or_else(|failed| panic!("go build failed: {}", failed.stderr));
+    let run = Command::new(program)
         .arg(dir)
         .output()
         .expect("run the Go program");

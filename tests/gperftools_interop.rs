@@ -14,8 +14,7 @@ use std::process::Command;
 use profbridge_pprof::{dump, parse_legacy};
 use profbridge_testkit::{missing_prerequisite, require_tool, TempDir};
 
-#[path = "support/raw_text.rs"]
-mod raw_text;
+use crate::raw_text;
 
 use raw_text::{assert_same_samples, go_tool_pprof_raw, RawText};
 
@@ -63,26 +62,25 @@ fn parse_legacy_agrees_with_go_tool_pprof_on_a_gperftools_cpu_profile() {
         return;
     }
     let dir = TempDir::new("gperftools");
-    let source = dir.path().join("burn.c");
-    let program = dir.path().join("burn");
-    std::fs::write(&source, PROGRAM).unwrap();
-    let compiled = Command::new("cc")
-        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
-        .arg(&program)
-        .arg(&source)
-        .args(["-Wl,--no-as-needed", "-lprofiler"])
-        .output()
-        .expect("run cc");
-    if !compiled.status.success() {
-        missing_prerequisite(
-            "gperftools' libprofiler (Debian's libgoogle-perftools-dev)",
-            &format!(
-                "{PURPOSE} (`cc ... -lprofiler` failed: {})",
-                String::from_utf8_lossy(&compiled.stderr).trim()
-            ),
-        );
-        return;
-    }
+    let compiled = profbridge_testkit::c::build_once(
+        "burn",
+        PROGRAM,
+        &["-O1", "-fno-omit-frame-pointer"],
+        &["-Wl,--no-as-needed", "-lprofiler"],
+    );
+    let program = match compiled {
+        Ok(program) => program,
+        Err(failed) => {
+            missing_prerequisite(
+                "gperftools' libprofiler (Debian's libgoogle-perftools-dev)",
+                &format!(
+                    "{PURPOSE} (`cc ... -lprofiler` failed: {})",
+                    failed.stderr.trim()
+                ),
+            );
+            return;
+        }
+    };
 
     let profile_path = dir.path().join("burn.prof");
     let run = Command::new(&program)

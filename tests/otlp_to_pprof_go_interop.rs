@@ -13,8 +13,7 @@ use profbridge_testkit::{ebpf_like_request, require_tool, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{otlp_to_pprof, ToPprofOptions};
 
-#[path = "support/raw_text.rs"]
-mod raw_text;
+use crate::raw_text;
 
 use raw_text::{go_tool_pprof_raw, RawText};
 

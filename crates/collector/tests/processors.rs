@@ -347,7 +347,7 @@ fn resource_options_are_checked() {
     )
     .unwrap();
     assert_eq!(
-        ResourceProcessor::new(&config).unwrap_err(),
+        ResourceProcessor::new(&config).unwrap_err().to_string(),
         "attributes[0].value: action insert needs a value (or from_attribute)\n\
          attributes[1].value: action delete takes no value; remove the key"
     );

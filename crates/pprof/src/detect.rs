@@ -5,6 +5,7 @@ use std::fmt;
 
 use thiserror::Error;
 
+use crate::codec::wire::field::profile as profile_field;
 use crate::codec::{gunzip, DecodeError, DecodeOptions};
 use crate::legacy::{sniff_legacy, LegacyKind};
 
@@ -57,25 +58,40 @@ fn tried_formats() -> String {
 
 /// Detects the format of `data`, looking inside gzip.
 pub fn detect_format(data: &[u8], options: &DecodeOptions) -> Result<Detected, DetectError> {
-    detect_with_payload(data, options).map(|(detected, _)| detected)
+    unzip(data, options)?.detect()
 }
 
-/// Detection plus the bytes inside any gzip, for callers that go on to parse.
-pub(crate) fn detect_with_payload<'a>(
-    data: &'a [u8],
-    options: &DecodeOptions,
-) -> Result<(Detected, Cow<'a, [u8]>), DetectError> {
+/// An input with its gzip undone: the one gunzip every reader shares.
+#[derive(Debug, Clone)]
+pub struct Unzipped<'a> {
+    pub gzipped: bool,
+    /// The bytes inside the gzip, or the input itself.
+    pub bytes: Cow<'a, [u8]>,
+}
+
+/// Gunzips `data` within the limits when it starts with gzip's magic.
+pub fn unzip<'a>(data: &'a [u8], options: &DecodeOptions) -> Result<Unzipped<'a>, DecodeError> {
     let gzipped = crate::is_gzip(data);
-    let payload = if gzipped {
+    let bytes = if gzipped {
         Cow::Owned(gunzip(data, options)?)
     } else {
-        if data.is_empty() {
-            return Err(DecodeError::Empty.into());
-        }
         Cow::Borrowed(data)
     };
-    let format = format_of(&payload).ok_or(DetectError::Unrecognized)?;
-    Ok((Detected { format, gzipped }, payload))
+    Ok(Unzipped { gzipped, bytes })
+}
+
+impl Unzipped<'_> {
+    /// The format the bytes hold.
+    pub fn detect(&self) -> Result<Detected, DetectError> {
+        if self.bytes.is_empty() {
+            return Err(DecodeError::Empty.into());
+        }
+        let format = format_of(&self.bytes).ok_or(DetectError::Unrecognized)?;
+        Ok(Detected {
+            format,
+            gzipped: self.gzipped,
+        })
+    }
 }
 
 fn format_of(data: &[u8]) -> Option<Format> {
@@ -122,8 +138,9 @@ fn looks_like_folded(data: &[u8]) -> bool {
         })
 }
 
-/// pprof carries a string table (field 6); an OTLP request has only
-/// resource_profiles (1) and the dictionary (2). `None` when the bytes are
+/// pprof carries a string table; an OTLP request has only
+/// resource_profiles (1) and the dictionary (2), numbers that
+/// profbridge-translate's decoder owns and this crate cannot import. `None` when the bytes are
 /// not well-formed protobuf.
 fn protobuf_format(mut data: &[u8]) -> Option<Format> {
     let (mut string_table, mut only_otlp_fields, mut fields) = (false, true, 0usize);
@@ -145,7 +162,7 @@ fn protobuf_format(mut data: &[u8]) -> Option<Format> {
         };
         data = data.get(skip..)?;
         fields += 1;
-        string_table |= field == 6 && wire_type == 2;
+        string_table |= field == u64::from(profile_field::STRING_TABLE) && wire_type == 2;
         only_otlp_fields &= (field == 1 || field == 2) && wire_type == 2;
     }
     if string_table {

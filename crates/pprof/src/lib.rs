@@ -31,16 +31,18 @@ pub mod proto {
     include!(concat!(env!("OUT_DIR"), "/perftools.profiles.rs"));
 }
 
-pub use any::{parse_any, parse_any_keeping_raw, ParseError};
+pub use any::{
+    load_profile, parse_any, parse_any_keeping_raw, parse_unzipped, InputKind, ParseError,
+};
 pub use canonical::{canonical_diff, canonical_eq, canonicalize};
 pub use codec::wire;
 pub use codec::{
     compress, decode, decode_keeping_raw, decode_unvalidated, decode_unvalidated_keeping_raw,
-    encode, encode_keeping_raw, gunzip, is_gzip, Compression, DecodeError, DecodeOptions,
-    EncodeOptions, GzipCompressor, RawStrings, DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES,
-    DEFAULT_MAX_INPUT_BYTES,
+    encode, encode_keeping_raw, gunzip, gunzip_into, is_gzip, Compression, DecodeError,
+    DecodeOptions, EncodeOptions, GunzipError, GzipCompressor, RawStrings, DEFAULT_GZIP_LEVEL,
+    DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
-pub use detect::{detect_format, DetectError, Detected, Format};
+pub use detect::{detect_format, unzip, DetectError, Detected, Format, Unzipped};
 pub use dump::{dump, dump_bytes};
 pub use folded::{
     default_sample_type_index, parse_folded, sample_type_index, write_folded, FoldedError,

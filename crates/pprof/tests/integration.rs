@@ -1,7 +1,9 @@
 //! Every integration test of pprof, in one binary: one link instead of one per file.
 
 mod corpus;
+mod encoder_differential;
 mod folded;
+mod gunzip_differential;
 mod gzip;
 mod legacy;
 mod robustness;

@@ -1,5 +1,9 @@
 //! Truncated and mutated input never panics or hangs: parsing (pprof, legacy
 //! or folded, whichever the bytes look like) answers Ok or Err.
+//!
+//! Both sweeps run whole with `PROFBRIDGE_FULL_SWEEP=1` (as `.ci/run` sets);
+//! otherwise every file gets a seeded sample of its cuts and mutations
+//! (the seed is printed; `PROFBRIDGE_SWEEP_SEED` replays it).
 
 #![allow(
     clippy::unwrap_used,
@@ -9,9 +13,12 @@
 )]
 
 use profbridge_pprof::{dump, parse_any, DecodeOptions};
+use profbridge_testkit::sweep::Sweep;
 use profbridge_testkit::{corpus_files, SeededRng};
 
 const MUTATIONS_PER_FILE: usize = 10_000;
+const SAMPLED_MUTATIONS_PER_FILE: usize = MUTATIONS_PER_FILE / 20;
+const SAMPLED_CUTS_PER_FILE: usize = 1024;
 /// Files up to this size are cut at every offset. A larger file is cut at
 /// every offset of its first 16 KiB and last 1 KiB and at 4,096 seeded offsets
 /// between: each cut of a gzip stream costs a decompression of everything
@@ -42,9 +49,12 @@ fn cut_points(len: usize, rng: &mut SeededRng) -> Vec<usize> {
 
 #[test]
 fn every_truncation_is_ok_or_err() {
+    let sweep = Sweep::from_env("every_truncation_is_ok_or_err");
     let mut rng = SeededRng::new(0x7472_756e_6361_7465);
     for file in corpus_files() {
-        for cut in cut_points(file.bytes.len(), &mut rng) {
+        let cuts = cut_points(file.bytes.len(), &mut rng);
+        let salt = file.bytes.len() as u64;
+        for cut in sweep.sample(cuts, SAMPLED_CUTS_PER_FILE, salt) {
             decode_and_dump(&file.bytes[..cut]);
         }
     }
@@ -52,9 +62,11 @@ fn every_truncation_is_ok_or_err() {
 
 #[test]
 fn seeded_mutations_are_ok_or_err() {
+    let sweep = Sweep::from_env("seeded_mutations_are_ok_or_err");
+    let mutations = sweep.count(MUTATIONS_PER_FILE, SAMPLED_MUTATIONS_PER_FILE);
     for file in corpus_files() {
-        let mut rng = SeededRng::new(0x6d75_7461_7465 ^ file.bytes.len() as u64);
-        for _ in 0..MUTATIONS_PER_FILE {
+        let mut rng = sweep.rng(0x6d75_7461_7465 ^ file.bytes.len() as u64);
+        for _ in 0..mutations {
             decode_and_dump(&rng.mutate(&file.bytes));
         }
     }

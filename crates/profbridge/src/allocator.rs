@@ -6,7 +6,9 @@
 //! docs/architecture.md, "Memory is given back", for how it was chosen).
 //!
 //! mimalloc reads the purge delay each time it schedules a purge, so
-//! setting it once at start-up, in-process, takes effect for the whole run.
+//! setting it once at start-up, in-process, takes effect for the rest of
+//! the run; purges scheduled before that (with the default delay, ten
+//! times longer for arenas) are carried out at once by a forced collect.
 
 use std::ffi::{c_int, c_long};
 
@@ -26,7 +28,7 @@ pub enum PurgeDelaySource {
 /// The purge delay in effect, in milliseconds, and who chose it.
 #[derive(Debug, Clone, Copy)]
 pub struct AllocatorSettings {
-    pub purge_delay_ms: i64,
+    pub purge_delay_ms: c_long,
     pub source: PurgeDelaySource,
 }
 
@@ -41,18 +43,22 @@ pub fn apply_collector_settings() -> AllocatorSettings {
         PurgeDelaySource::Collector
     };
     AllocatorSettings {
-        purge_delay_ms: i64::from(purge_delay()),
+        purge_delay_ms: purge_delay(),
         source,
     }
 }
 
-// The only unsafe code in the workspace: two calls into mimalloc's C API,
+// The only unsafe code in the workspace: calls into mimalloc's C API,
 // which takes plain integers and has no preconditions.
 #[allow(unsafe_code)]
 fn set_purge_delay(milliseconds: c_long) {
     // SAFETY: mi_option_set stores an integer in mimalloc's option table;
-    // any option index and value are accepted.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, milliseconds) }
+    // any option index and value are accepted. mi_collect frees and purges
+    // what mimalloc holds for the process; it may be called at any time.
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, milliseconds);
+        libmimalloc_sys::mi_collect(true);
+    }
 }
 
 #[allow(unsafe_code)]

@@ -184,9 +184,15 @@ pub struct InspectArgs {
     pub flamegraph: Option<PathBuf>,
 }
 
-fn parse_key_value(text: &str) -> Result<(String, String), String> {
+/// An option value that is not `KEY=VALUE` with a key.
+#[derive(Debug, thiserror::Error)]
+#[error("expected KEY=VALUE, got {0:?}")]
+pub struct NotKeyValue(String);
+
+/// `KEY=VALUE`; the value may itself hold `=`.
+pub(crate) fn parse_key_value(text: &str) -> Result<(String, String), NotKeyValue> {
     match text.split_once('=') {
         Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err(format!("expected KEY=VALUE, got {text:?}")),
+        _ => Err(NotKeyValue(text.to_owned())),
     }
 }

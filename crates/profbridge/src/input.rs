@@ -4,15 +4,13 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
 use profbridge_pprof::{
-    decode_keeping_raw, detect_format, gunzip, parse_folded, parse_legacy, DecodeOptions, Format,
-    Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
+    DecodeOptions, Detected, InputKind, Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
 };
-use profbridge_translate::decode_request;
-use profbridge_translate::json::request_from_json_noting_unknown_keys;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use profbridge_translate::{load_any, load_any_detected, JsonNotes, Loaded as AnyInput};
 
 use crate::cli::InputFormat;
 
@@ -86,89 +84,91 @@ pub fn folded_sample_type(spec: Option<&str>) -> (String, String) {
     }
 }
 
-/// Parses an input in the given (or detected) format.
+/// Parses an input in the given (or detected) format, gunzipping it once.
 pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) -> Result<Loaded> {
-    let options = DecodeOptions::default();
-    let format = match from {
-        InputFormat::Auto => Some(
-            detect_format(&input.bytes, &options)
-                .map_err(|e| anyhow!("{e}"))?
-                .format,
-        ),
-        _ => None,
-    };
-    let bytes = &input.bytes;
     let folded = (folded_type.0.as_str(), folded_type.1.as_str());
-    let loaded = match (from, format) {
-        (InputFormat::Pprof, _) | (_, Some(Format::Pprof)) => {
-            let (profile, raw) = decode_keeping_raw(bytes, &options)?;
-            Loaded::Pprof(profile, raw)
-        }
-        (InputFormat::Legacy, _) | (_, Some(Format::Legacy(_))) => {
-            Loaded::Pprof(parse_legacy(&gunzipped(bytes)?)?, RawStrings::default())
-        }
-        (InputFormat::Folded, _) | (_, Some(Format::Folded)) => Loaded::Pprof(
-            parse_folded(&gunzipped(bytes)?, folded)?,
-            RawStrings::default(),
-        ),
-        (InputFormat::Otlp, _) | (_, Some(Format::OtlpProtobuf)) => {
-            Loaded::Otlp(decode_request(gunzipped(bytes)?.as_slice())?)
-        }
-        (InputFormat::OtlpJson, _) | (_, Some(Format::OtlpJson)) => {
-            Loaded::Otlp(otlp_json(input, &gunzipped(bytes)?)?)
-        }
-        (InputFormat::Auto, None) => bail!("no format detected"),
-    };
-    Ok(loaded)
+    let loaded = load_any(&input.bytes, hint(from), folded, &DecodeOptions::default())?;
+    Ok(loaded_input(input, loaded))
+}
+
+/// [`load`], and the format detection finds in the input even when `from`
+/// names one (`None` when it finds none).
+pub fn load_detected(
+    input: &Input,
+    from: InputFormat,
+    folded_type: &(String, String),
+) -> Result<(Loaded, Option<Detected>)> {
+    let folded = (folded_type.0.as_str(), folded_type.1.as_str());
+    let (loaded, detected) =
+        load_any_detected(&input.bytes, hint(from), folded, &DecodeOptions::default())?;
+    Ok((loaded_input(input, loaded), detected))
+}
+
+fn hint(from: InputFormat) -> Option<InputKind> {
+    match from {
+        InputFormat::Auto => None,
+        InputFormat::Pprof => Some(InputKind::Pprof),
+        InputFormat::Legacy => Some(InputKind::Legacy),
+        InputFormat::Folded => Some(InputKind::Folded),
+        InputFormat::Otlp => Some(InputKind::OtlpProtobuf),
+        InputFormat::OtlpJson => Some(InputKind::OtlpJson),
+    }
+}
+
+fn loaded_input(input: &Input, loaded: AnyInput) -> Loaded {
+    match loaded {
+        AnyInput::Pprof(profile, raw) => Loaded::Pprof(profile, raw),
+        AnyInput::Otlp {
+            request,
+            json: Some(notes),
+        } => Loaded::Otlp(otlp_json(input, request, &notes)),
+        AnyInput::Otlp {
+            request,
+            json: None,
+        } => Loaded::Otlp(request),
+    }
 }
 
 /// JSON shorter than this that holds no samples is taken as meant to be
 /// empty, unless keys were skipped.
 const TRIVIAL_JSON_BYTES: usize = 256;
 
-/// Reads OTLP/JSON, ignoring unknown keys as OTLP receivers must, but
-/// saying so when nothing is left: a file written for another version of
+/// OTLP/JSON is read ignoring unknown keys, as OTLP receivers must; this
+/// says so when nothing is left: a file written for another version of
 /// the schema would otherwise become empty profiles without a word.
-fn otlp_json(input: &Input, json: &[u8]) -> Result<ExportProfilesServiceRequest> {
-    let read = request_from_json_noting_unknown_keys(json)?;
-    let samples: usize = read
-        .request
+fn otlp_json(
+    input: &Input,
+    request: ExportProfilesServiceRequest,
+    notes: &JsonNotes,
+) -> ExportProfilesServiceRequest {
+    let samples: usize = request
         .resource_profiles
         .iter()
         .flat_map(|r| &r.scope_profiles)
         .flat_map(|s| &s.profiles)
         .map(|p| p.samples.len())
         .sum();
-    if samples == 0 && (json.len() > TRIVIAL_JSON_BYTES || !read.unknown_keys.is_empty()) {
-        let skipped = if read.unknown_keys.is_empty() {
+    if samples == 0 && (notes.bytes > TRIVIAL_JSON_BYTES || !notes.unknown_keys.is_empty()) {
+        let skipped = if notes.unknown_keys.is_empty() {
             "no keys were skipped".to_owned()
         } else {
             format!(
                 "skipped unknown keys (another OTLP version?): {}",
-                read.unknown_keys.join(", ")
+                notes.unknown_keys.join(", ")
             )
         };
         warn(
             input,
             &format!(
                 "OTLP/JSON of {} bytes holds no samples; {skipped}",
-                json.len()
+                notes.bytes
             ),
         );
     }
-    Ok(read.request)
+    request
 }
 
 /// A problem that does not stop the command, on stderr.
 pub fn warn(input: &Input, message: &str) {
     eprintln!("warning: {}: {message}", input.name);
-}
-
-/// The bytes inside gzip, if they are gzipped.
-fn gunzipped(bytes: &[u8]) -> Result<Vec<u8>> {
-    if profbridge_pprof::is_gzip(bytes) {
-        Ok(gunzip(bytes, &DecodeOptions::default())?)
-    } else {
-        Ok(bytes.to_vec())
-    }
 }

@@ -221,13 +221,15 @@ fn assert_same_requests(
 /// [`assert_same_requests`] on canonical forms already computed.
 fn assert_same_canonical(what: &str, expected: &[Vec<Resource>], got: &[Vec<Resource>]) {
     assert_eq!(got.len(), expected.len(), "{what}: number of requests");
-    let mut left = got.to_vec();
+    // References, not copies; taken out in order, so that requests written
+    // in the order they were sent are each found first.
+    let mut left: Vec<&Vec<Resource>> = got.iter().collect();
     for (i, wanted) in expected.iter().enumerate() {
         let at = left
             .iter()
-            .position(|candidate| candidate == wanted)
+            .position(|candidate| *candidate == wanted)
             .unwrap_or_else(|| panic!("{what}: request {i} is missing or changed"));
-        left.swap_remove(at);
+        left.remove(at);
     }
 }
 

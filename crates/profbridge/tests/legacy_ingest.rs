@@ -691,26 +691,25 @@ int main(void) {
 /// A CPU profile written by gperftools, or `None` after a loud skip.
 fn gperftools_profile(dir: &Path) -> Option<Vec<u8>> {
     require_tool("cc", &["--version"], GPERFTOOLS_PURPOSE)?;
-    let source = dir.join("churn.c");
-    let program = dir.join("churn");
-    std::fs::write(&source, C_PROGRAM).unwrap();
-    let compiled = Command::new("cc")
-        .args(["-O1", "-fno-omit-frame-pointer", "-o"])
-        .arg(&program)
-        .arg(&source)
-        .args(["-Wl,--no-as-needed", "-lprofiler"])
-        .output()
-        .unwrap();
-    if !compiled.status.success() {
-        missing_prerequisite(
-            "gperftools' libprofiler (Debian's libgoogle-perftools-dev)",
-            &format!(
-                "{GPERFTOOLS_PURPOSE} (`cc ... -lprofiler` failed: {})",
-                String::from_utf8_lossy(&compiled.stderr).trim()
-            ),
-        );
-        return None;
-    }
+    let compiled = profbridge_testkit::c::build_once(
+        "churn",
+        C_PROGRAM,
+        &["-O1", "-fno-omit-frame-pointer"],
+        &["-Wl,--no-as-needed", "-lprofiler"],
+    );
+    let program = match compiled {
+        Ok(program) => program,
+        Err(failed) => {
+            missing_prerequisite(
+                "gperftools' libprofiler (Debian's libgoogle-perftools-dev)",
+                &format!(
+                    "{GPERFTOOLS_PURPOSE} (`cc ... -lprofiler` failed: {})",
+                    failed.stderr.trim()
+                ),
+            );
+            return None;
+        }
+    };
     let profile = dir.join("churn.prof");
     let run = Command::new(&program)
         .env("CPUPROFILE", &profile)
@@ -808,25 +807,9 @@ fn go_runtime_profiles_survive_every_receiver() {
         return;
     }
     let dir = TempDir::new("legacy-go");
-    std::fs::write(dir.path().join("main.go"), GO_PROGRAM).unwrap();
-    let built = Command::new("go")
-        .args(["build", "-o", "profiles", "main.go"])
-        .current_dir(dir.path())
-        .env("GO111MODULE", "off")
-        .env("GOFLAGS", "")
-        .env("GOPATH", dir.path().join("gopath"))
-        .env("GOCACHE", dir.path().join("gocache"))
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "go build: {}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let run = Command::new(dir.path().join("profiles"))
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let program = profbridge_testkit::go::build_once("go-runtime-profiles", GO_PROGRAM)
+        .unwrap_or_else(|failed| panic!("go build: {}", failed.stderr));
+    let run = Command::new(program).arg(dir.path()).output().unwrap();
     assert!(
         run.status.success(),
         "{}",

@@ -145,15 +145,23 @@ fn large_cpu_request() -> Option<ExportProfilesServiceRequest> {
     Some(pprof_to_otlp(&[input], &ToOtlpOptions::default()).request)
 }
 
+/// Waits (at most 30 s) for at least `count` files in the data folder,
+/// and returns them all.
 fn wait_for_files(collector: &InProcess, count: usize) -> Vec<PathBuf> {
-    for _ in 0..600 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
         let files = data_files(collector);
         if files.len() >= count {
             return files;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {count} files written under {} within 30 s: {files:?}",
+            files.len(),
+            collector.data.display()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    data_files(collector)
 }
 
 #[test]

@@ -7,16 +7,21 @@
 
 //! Helpers shared by profbridge's tests: where the corpus is, whether an
 //! interop tool is present (and whether its absence is fatal), a seeded
-//! random source, generated legacy profiles for benchmarks, and proptest
-//! strategies for OTLP requests.
+//! random source, generated legacy profiles for benchmarks, proptest
+//! strategies for OTLP requests, Go and C helper programs built once, and
+//! sweeps that run whole or as a seeded sample.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod c;
 mod ebpf;
+pub mod go;
 mod gperftools;
 pub mod otlp_strategies;
 mod producers;
+pub mod programs;
+pub mod sweep;
 
 pub use ebpf::{
     ebpf_like_request, ebpf_profiler_request, generated_request, profiler_like_request, StackShape,

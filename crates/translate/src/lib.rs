@@ -6,6 +6,7 @@ pub mod canonical;
 mod dictionary;
 pub mod json;
 pub mod keys;
+mod load;
 mod merge;
 pub mod otlp;
 mod otlp_decode;
@@ -15,11 +16,15 @@ mod to_pprof;
 pub mod validate;
 
 pub use dictionary::DictionaryBuilder;
+pub use load::{load_any, load_any_detected, JsonNotes, LoadError, Loaded};
 pub use merge::merge_requests;
+pub use otlp_decode::field as otlp_field;
 pub use otlp_decode::{decode_request, decode_request_reusing};
 pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
 pub use to_pprof::{
     otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofConverter, PprofOutput,
     ToPprofOptions, UnassembledPprof,
 };
-pub use validate::{validate_request, OtlpError, ProfileRef, Validated, ZeroEntryError};
+pub use validate::{
+    validate_request, EntryError, OtlpError, ProfileRef, Validated, ZeroEntryError,
+};

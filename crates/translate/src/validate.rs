@@ -41,9 +41,44 @@ pub enum OtlpError {
     #[error("dictionary: {0}")]
     ZeroEntry(ZeroEntryError),
     #[error("dictionary: {place}: {problem}")]
-    Dictionary { place: String, problem: String },
+    Dictionary { place: String, problem: EntryError },
     #[error("{at}: {problem}")]
-    Profile { at: ProfileRef, problem: String },
+    Profile { at: ProfileRef, problem: EntryError },
+}
+
+/// What is wrong with one entry of the dictionary or one profile.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum EntryError {
+    #[error("{field} {index} is out of range ({table} has {len} entries)")]
+    OutOfRange {
+        field: String,
+        index: i32,
+        table: &'static str,
+        len: usize,
+    },
+    #[error("attribute key {0:?} appears twice")]
+    DuplicateAttributeKey(String),
+    #[error("key {0:?} appears twice")]
+    DuplicateKey(String),
+    #[error("{values} values but {timestamps} timestamps; with both, their counts must be equal")]
+    CountMismatch { values: usize, timestamps: usize },
+    #[error("trace_id has {trace_id} bytes and span_id {span_id}; they must have 16 and 8")]
+    LinkIdLengths { trace_id: usize, span_id: usize },
+    /// A problem in a part of the entry, named by `part`.
+    #[error("{part}: {problem}")]
+    In {
+        part: String,
+        problem: Box<EntryError>,
+    },
+}
+
+impl EntryError {
+    fn within(self, part: impl Into<String>) -> Self {
+        Self::In {
+            part: part.into(),
+            problem: Box::new(self),
+        }
+    }
 }
 
 impl From<ZeroEntryError> for OtlpError {
@@ -142,12 +177,17 @@ fn in_range(index: i32, len: usize) -> bool {
     usize::try_from(index).is_ok_and(|i| i < len)
 }
 
-fn range_error(field: &str, index: i32, table: &str, len: usize) -> String {
-    format!("{field} {index} is out of range ({table} has {len} entries)")
+fn range_error(field: &str, index: i32, table: &'static str, len: usize) -> EntryError {
+    EntryError::OutOfRange {
+        field: field.to_owned(),
+        index,
+        table,
+        len,
+    }
 }
 
 #[inline]
-fn check(field: &str, index: i32, table: &str, len: usize) -> Result<(), String> {
+fn check(field: &str, index: i32, table: &'static str, len: usize) -> Result<(), EntryError> {
     if in_range(index, len) {
         Ok(())
     } else {
@@ -160,7 +200,7 @@ fn check_dictionary(d: &ProfilesDictionary) -> Result<(), OtlpError> {
     let sizes = Sizes::of(d);
     let fail = |table: &str, i: usize| {
         let place = format!("{table}[{i}]");
-        move |problem: String| OtlpError::Dictionary { place, problem }
+        move |problem: EntryError| OtlpError::Dictionary { place, problem }
     };
 
     for (i, a) in d.attribute_table.iter().enumerate() {
@@ -192,7 +232,7 @@ fn check_dictionary(d: &ProfilesDictionary) -> Result<(), OtlpError> {
                 "function_table",
                 sizes.functions,
             )
-            .map_err(|e| fail("location_table", i)(format!("line {j}: {e}")))?;
+            .map_err(|e| fail("location_table", i)(e.within(format!("line {j}"))))?;
         }
     }
     for (i, f) in d.function_table.iter().enumerate() {
@@ -222,18 +262,17 @@ fn check_dictionary(d: &ProfilesDictionary) -> Result<(), OtlpError> {
         if link.trace_id.len() != 16 || link.span_id.len() != 8 {
             return Err(OtlpError::Dictionary {
                 place: format!("link_table[{i}]"),
-                problem: format!(
-                    "trace_id has {} bytes and span_id {}; they must have 16 and 8",
-                    link.trace_id.len(),
-                    link.span_id.len()
-                ),
+                problem: EntryError::LinkIdLengths {
+                    trace_id: link.trace_id.len(),
+                    span_id: link.span_id.len(),
+                },
             });
         }
     }
     Ok(())
 }
 
-fn check_attribute(a: &KeyValueAndUnit, sizes: &Sizes) -> Result<(), String> {
+fn check_attribute(a: &KeyValueAndUnit, sizes: &Sizes) -> Result<(), EntryError> {
     check(
         "key_strindex",
         a.key_strindex,
@@ -252,7 +291,7 @@ fn check_attribute(a: &KeyValueAndUnit, sizes: &Sizes) -> Result<(), String> {
     }
 }
 
-fn check_value(value: &AnyValue, sizes: &Sizes) -> Result<(), String> {
+fn check_value(value: &AnyValue, sizes: &Sizes) -> Result<(), EntryError> {
     match &value.value {
         Some(any_value::Value::StringValueStrindex(index)) => check(
             "string_value_strindex",
@@ -275,7 +314,7 @@ fn check_value(value: &AnyValue, sizes: &Sizes) -> Result<(), String> {
 const SCANNED_ATTRIBUTE_LIST_LEN: usize = 16;
 
 /// Indexes in range and keys unique.
-fn check_attribute_list(indices: &[i32], d: &ProfilesDictionary) -> Result<(), String> {
+fn check_attribute_list(indices: &[i32], d: &ProfilesDictionary) -> Result<(), EntryError> {
     let attribute_at = |i: usize, index: i32| {
         usize::try_from(index)
             .ok()
@@ -295,7 +334,7 @@ fn check_attribute_list(indices: &[i32], d: &ProfilesDictionary) -> Result<(), S
             .and_then(|k| d.string_table.get(k))
             .map_or("", String::as_str)
     };
-    let duplicate = |key: &str| format!("attribute key {key:?} appears twice");
+    let duplicate = |key: &str| EntryError::DuplicateAttributeKey(key.to_owned());
     if indices.len() > SCANNED_ATTRIBUTE_LIST_LEN {
         let mut keys = HashSet::with_capacity(indices.len());
         for (i, &index) in indices.iter().enumerate() {
@@ -325,7 +364,7 @@ fn check_attribute_list(indices: &[i32], d: &ProfilesDictionary) -> Result<(), S
     Ok(())
 }
 
-fn check_key_values(what: &str, values: &[KeyValue], sizes: &Sizes) -> Result<(), String> {
+fn check_key_values(what: &str, values: &[KeyValue], sizes: &Sizes) -> Result<(), EntryError> {
     let mut keys = HashSet::new();
     for kv in values {
         if kv.key_strindex != 0 {
@@ -338,16 +377,16 @@ fn check_key_values(what: &str, values: &[KeyValue], sizes: &Sizes) -> Result<()
         }
         let key = (kv.key.as_str(), kv.key_strindex);
         if !keys.insert(key) {
-            return Err(format!("{what}: key {:?} appears twice", kv.key));
+            return Err(EntryError::DuplicateKey(kv.key.clone()).within(what));
         }
         if let Some(value) = &kv.value {
-            check_value(value, sizes).map_err(|e| format!("{what}: {e}"))?;
+            check_value(value, sizes).map_err(|e| e.within(what))?;
         }
     }
     Ok(())
 }
 
-fn check_profile(p: &Profile, d: &ProfilesDictionary, sizes: &Sizes) -> Result<(), String> {
+fn check_profile(p: &Profile, d: &ProfilesDictionary, sizes: &Sizes) -> Result<(), EntryError> {
     for (field, value_type) in [
         ("sample_type", &p.sample_type),
         ("period_type", &p.period_type),
@@ -367,9 +406,9 @@ fn check_profile(p: &Profile, d: &ProfilesDictionary, sizes: &Sizes) -> Result<(
             )?;
         }
     }
-    check_attribute_list(&p.attribute_indices, d).map_err(|e| format!("attributes: {e}"))?;
+    check_attribute_list(&p.attribute_indices, d).map_err(|e| e.within("attributes"))?;
     for (i, sample) in p.samples.iter().enumerate() {
-        let at = |e: String| format!("sample {i}: {e}");
+        let at = |e: EntryError| e.within(format!("sample {i}"));
         check(
             "stack_index",
             sample.stack_index,
@@ -381,9 +420,7 @@ fn check_profile(p: &Profile, d: &ProfilesDictionary, sizes: &Sizes) -> Result<(
         check_attribute_list(&sample.attribute_indices, d).map_err(at)?;
         let (values, timestamps) = (sample.values.len(), sample.timestamps_unix_nano.len());
         if values != 0 && timestamps != 0 && values != timestamps {
-            return Err(at(format!(
-                "{values} values but {timestamps} timestamps; with both, their counts must be equal"
-            )));
+            return Err(at(EntryError::CountMismatch { values, timestamps }));
         }
     }
     let _ = sizes.attributes;

@@ -4,6 +4,7 @@ mod corpus_roundtrip;
 mod json;
 mod merge;
 mod otlp_decode;
+mod otlp_differential;
 mod otlp_properties;
 mod pprof_properties;
 mod reserved_string;

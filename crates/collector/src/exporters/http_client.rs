@@ -6,15 +6,29 @@ use std::time::Duration;
 use reqwest::Client;
 
 use super::otlp::config::TlsConfig;
-use super::otlp::tls::TlsFiles;
+use super::otlp::tls::{ClientTlsError, TlsFiles};
 use super::otlp::with_root_cause;
+
+/// Why the HTTP exporters' client cannot be built; reqwest's errors are
+/// shown with their innermost cause.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HttpClientError {
+    #[error(transparent)]
+    Tls(#[from] ClientTlsError),
+    #[error("cannot build the HTTP client: {}", error_chain(.0))]
+    Build(reqwest::Error),
+    #[error("tls.ca_file: {}", error_chain(.0))]
+    CaFile(reqwest::Error),
+    #[error("tls.cert_file/key_file: {}", error_chain(.0))]
+    Identity(reqwest::Error),
+}
 
 /// A client, over TLS when `tls`; `timeout` bounds connecting.
 pub(crate) fn client(
     config: &TlsConfig,
     tls: bool,
     timeout: Option<Duration>,
-) -> Result<Client, String> {
+) -> Result<Client, HttpClientError> {
     let mut builder =
         Client::builder().user_agent(concat!("profbridge/", env!("CARGO_PKG_VERSION")));
     if let Some(timeout) = timeout {
@@ -23,19 +37,17 @@ pub(crate) fn client(
     if tls {
         builder = with_tls(builder.https_only(true), config)?;
     }
-    builder
-        .build()
-        .map_err(|error| format!("cannot build the HTTP client: {}", error_chain(&error)))
+    builder.build().map_err(HttpClientError::Build)
 }
 
 fn with_tls(
     mut builder: reqwest::ClientBuilder,
     config: &TlsConfig,
-) -> Result<reqwest::ClientBuilder, String> {
+) -> Result<reqwest::ClientBuilder, HttpClientError> {
     let files = TlsFiles::read(config)?;
     if let Some(ca) = files.ca {
-        let certificates = reqwest::Certificate::from_pem_bundle(&ca)
-            .map_err(|error| format!("tls.ca_file: {}", error_chain(&error)))?;
+        let certificates =
+            reqwest::Certificate::from_pem_bundle(&ca).map_err(HttpClientError::CaFile)?;
         builder = builder.tls_built_in_root_certs(false);
         for certificate in certificates {
             builder = builder.add_root_certificate(certificate);
@@ -44,8 +56,7 @@ fn with_tls(
     if let Some((mut pem, key)) = files.identity {
         pem.push(b'\n');
         pem.extend_from_slice(&key);
-        let identity = reqwest::Identity::from_pem(&pem)
-            .map_err(|error| format!("tls.cert_file/key_file: {}", error_chain(&error)))?;
+        let identity = reqwest::Identity::from_pem(&pem).map_err(HttpClientError::Identity)?;
         builder = builder.identity(identity);
     }
     Ok(builder.danger_accept_invalid_certs(config.insecure_skip_verify))

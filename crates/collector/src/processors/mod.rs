@@ -14,11 +14,7 @@ use crate::settings::Problem;
 pub use batch::{BatchProcessorConfig, Batcher};
 pub use resource::{ResourceProcessor, ResourceProcessorConfig};
 
-/// Every problem as one line each, for constructors that return `String`.
-fn join_problems(problems: &[Problem]) -> String {
-    problems
-        .iter()
-        .map(Problem::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+/// Every problem of a processor's options, shown one per line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.iter().map(Problem::to_string).collect::<Vec<_>>().join("\n"))]
+pub struct InvalidOptions(pub Vec<Problem>);

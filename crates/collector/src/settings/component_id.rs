@@ -41,10 +41,21 @@ impl fmt::Display for ComponentId {
     }
 }
 
-impl FromStr for ComponentId {
-    type Err = String;
+/// A text that is not a component id; each names the text as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ComponentIdError {
+    #[error("{0:?} is not a component id: the type must be lowercase letters, digits and _ (like otlp or file/archive)")]
+    BadType(String),
+    #[error("{0:?} is not a component id: the name after / is empty")]
+    EmptyName(String),
+    #[error("{0:?} is not a component id: the name after / must not contain /")]
+    SlashInName(String),
+}
 
-    fn from_str(text: &str) -> Result<Self, String> {
+impl FromStr for ComponentId {
+    type Err = ComponentIdError;
+
+    fn from_str(text: &str) -> Result<Self, ComponentIdError> {
         let (kind, name) = match text.split_once('/') {
             Some((kind, name)) => (kind, Some(name)),
             None => (text, None),
@@ -54,18 +65,12 @@ impl FromStr for ComponentId {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
         if !kind_is_valid {
-            return Err(format!(
-                "{text:?} is not a component id: the type must be lowercase letters, digits and _ (like otlp or file/archive)"
-            ));
+            return Err(ComponentIdError::BadType(text.to_owned()));
         }
         match name {
             None => Ok(Self::new(kind)),
-            Some("") => Err(format!(
-                "{text:?} is not a component id: the name after / is empty"
-            )),
-            Some(name) if name.contains('/') => Err(format!(
-                "{text:?} is not a component id: the name after / must not contain /"
-            )),
+            Some("") => Err(ComponentIdError::EmptyName(text.to_owned())),
+            Some(name) if name.contains('/') => Err(ComponentIdError::SlashInName(text.to_owned())),
             Some(name) => Ok(Self::named(kind, name)),
         }
     }
@@ -95,7 +100,12 @@ mod tests {
 
     #[test]
     fn bad_ids_say_what_is_wrong() {
-        let error = |text: &str| text.parse::<ComponentId>().err().unwrap_or_default();
+        let error = |text: &str| {
+            text.parse::<ComponentId>()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         assert!(error("").contains("the type must be"));
         assert!(error("File").contains("the type must be"));
         assert!(error("/x").contains("the type must be"));

@@ -18,7 +18,7 @@ pub(crate) fn expand_tree(
     match &mut value.kind {
         ValueKind::String(text) => match expand(text, vars) {
             Ok(expanded) => *text = expanded,
-            Err(message) => problems.push(Problem::new(path, message)),
+            Err(error) => problems.push(Problem::new(path, error.to_string())),
         },
         ValueKind::Table(table) => {
             for (key, child) in table.iter_mut() {
@@ -34,8 +34,23 @@ pub(crate) fn expand_tree(
     }
 }
 
+/// A reference in a text value that cannot be expanded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum ExpandError {
+    #[error("{0:?} has a ${{ without its closing }} (write $$ for a literal $)")]
+    Unclosed(String),
+    #[error("${{{0}}} is not supported; write ${{env:NAME}} or ${{env:NAME:-default}} (and $$ for a literal $)")]
+    Unsupported(String),
+    #[error("${{{reference}}}: {name:?} is not an environment variable name (letters, digits and _, not starting with a digit)")]
+    BadName { reference: String, name: String },
+    #[error(
+        "environment variable {0} is not set; set it or give a default: ${{env:{0}:-default}}"
+    )]
+    Unset(String),
+}
+
 /// Expands one text. A `$` followed by neither `$` nor `{` stays as it is.
-pub(crate) fn expand(text: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
+pub(crate) fn expand(text: &str, vars: &BTreeMap<String, String>) -> Result<String, ExpandError> {
     let mut expanded = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(dollar) = rest.find('$') {
@@ -47,9 +62,7 @@ pub(crate) fn expand(text: &str, vars: &BTreeMap<String, String>) -> Result<Stri
             rest = after;
         } else if let Some(inside) = after_dollar.strip_prefix('{') {
             let Some((reference, after)) = inside.split_once('}') else {
-                return Err(format!(
-                    "{text:?} has a ${{ without its closing }} (write $$ for a literal $)"
-                ));
+                return Err(ExpandError::Unclosed(text.to_owned()));
             };
             expanded.push_str(&resolve(reference, vars)?);
             rest = after;
@@ -64,28 +77,25 @@ pub(crate) fn expand(text: &str, vars: &BTreeMap<String, String>) -> Result<Stri
 
 /// The value of `env:NAME` or `env:NAME:-default`; the default applies when
 /// NAME is unset or empty, as in the shell.
-fn resolve(reference: &str, vars: &BTreeMap<String, String>) -> Result<String, String> {
+fn resolve(reference: &str, vars: &BTreeMap<String, String>) -> Result<String, ExpandError> {
     let Some(variable) = reference.strip_prefix("env:") else {
-        return Err(format!(
-            "${{{reference}}} is not supported; write ${{env:NAME}} or ${{env:NAME:-default}} (and $$ for a literal $)"
-        ));
+        return Err(ExpandError::Unsupported(reference.to_owned()));
     };
     let (name, default) = match variable.split_once(":-") {
         Some((name, default)) => (name, Some(default)),
         None => (variable, None),
     };
     if !is_variable_name(name) {
-        return Err(format!(
-            "${{{reference}}}: {name:?} is not an environment variable name (letters, digits and _, not starting with a digit)"
-        ));
+        return Err(ExpandError::BadName {
+            reference: reference.to_owned(),
+            name: name.to_owned(),
+        });
     }
     match (vars.get(name), default) {
         (Some(value), Some(default)) if value.is_empty() => Ok(default.to_owned()),
         (Some(value), _) => Ok(value.clone()),
         (None, Some(default)) => Ok(default.to_owned()),
-        (None, None) => Err(format!(
-            "environment variable {name} is not set; set it or give a default: ${{env:{name}:-default}}"
-        )),
+        (None, None) => Err(ExpandError::Unset(name.to_owned())),
     }
 }
 
@@ -126,7 +136,12 @@ mod tests {
 
     #[test]
     fn bad_references_explain() {
-        let error = |text: &str| expand(text, &vars()).err().unwrap_or_default();
+        let error = |text: &str| {
+            expand(text, &vars())
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         assert_eq!(
             error("${env:NOPE}"),
             "environment variable NOPE is not set; set it or give a default: ${env:NOPE:-default}"

@@ -12,43 +12,60 @@ pub(crate) struct HostPort {
     pub port: u16,
 }
 
+/// A listen address that does not parse; each names the address as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum HostPortError {
+    #[error("{0:?} is not host:port (like 127.0.0.1:4317, or 0.0.0.0:4317 for every interface, or [::1]:4317)")]
+    NotHostPortBracketed(String),
+    #[error("{text:?} has {host:?} in brackets, which is not an IPv6 address")]
+    NotIpv6 { text: String, host: String },
+    #[error("{0:?} is not host:port (like 127.0.0.1:4317, or 0.0.0.0:4317 for every interface)")]
+    NotHostPort(String),
+    #[error("{0:?}: write an IPv6 address in brackets, like [::1]:4317")]
+    UnbracketedIpv6(String),
+    #[error("{0:?} has no host; write 0.0.0.0{0} for every interface or 127.0.0.1{0} for this machine only")]
+    NoHost(String),
+    #[error("{text:?} has host {host:?}, which is neither an IP address nor a host name")]
+    BadHost { text: String, host: String },
+    #[error("{text:?} has port {port:?}; a port is a number from 0 to 65535")]
+    BadPort { text: String, port: String },
+}
+
 /// Parses `127.0.0.1:4317`, `localhost:4317`, `0.0.0.0:4317`, `[::1]:4317`.
-pub(crate) fn parse_host_port(text: &str) -> Result<HostPort, String> {
-    let like = "like 127.0.0.1:4317, or 0.0.0.0:4317 for every interface";
+pub(crate) fn parse_host_port(text: &str) -> Result<HostPort, HostPortError> {
     let (host, port) = if let Some(bracketed) = text.strip_prefix('[') {
         let Some((host, port)) = bracketed.split_once("]:") else {
-            return Err(format!("{text:?} is not host:port ({like}, or [::1]:4317)"));
+            return Err(HostPortError::NotHostPortBracketed(text.to_owned()));
         };
         if host.parse::<Ipv6Addr>().is_err() {
-            return Err(format!(
-                "{text:?} has {host:?} in brackets, which is not an IPv6 address"
-            ));
+            return Err(HostPortError::NotIpv6 {
+                text: text.to_owned(),
+                host: host.to_owned(),
+            });
         }
         (host, port)
     } else {
         let Some((host, port)) = text.rsplit_once(':') else {
-            return Err(format!("{text:?} is not host:port ({like})"));
+            return Err(HostPortError::NotHostPort(text.to_owned()));
         };
         if host.contains(':') {
-            return Err(format!(
-                "{text:?}: write an IPv6 address in brackets, like [::1]:4317"
-            ));
+            return Err(HostPortError::UnbracketedIpv6(text.to_owned()));
         }
         if host.is_empty() {
-            return Err(format!(
-                "{text:?} has no host; write 0.0.0.0{text} for every interface or 127.0.0.1{text} for this machine only"
-            ));
+            return Err(HostPortError::NoHost(text.to_owned()));
         }
         if !is_host_name_or_ipv4(host) {
-            return Err(format!(
-                "{text:?} has host {host:?}, which is neither an IP address nor a host name"
-            ));
+            return Err(HostPortError::BadHost {
+                text: text.to_owned(),
+                host: host.to_owned(),
+            });
         }
         (host, port)
     };
-    let port = port
-        .parse::<u16>()
-        .map_err(|_| format!("{text:?} has port {port:?}; a port is a number from 0 to 65535"))?;
+    let port = port.parse::<u16>().map_err(|_| HostPortError::BadPort {
+        text: text.to_owned(),
+        port: port.to_owned(),
+    })?;
     Ok(HostPort {
         host: host.to_owned(),
         port,
@@ -86,8 +103,8 @@ pub(crate) fn check_listeners(listeners: &[Listener], problems: &mut Vec<Problem
     for listener in listeners {
         let parsed = match parse_host_port(&listener.address) {
             Ok(parsed) => parsed,
-            Err(message) => {
-                problems.push(Problem::new(listener.path.as_str(), message));
+            Err(error) => {
+                problems.push(Problem::new(listener.path.as_str(), error.to_string()));
                 continue;
             }
         };
@@ -142,7 +159,12 @@ mod tests {
             ok("collector.internal:80"),
             Ok(("collector.internal".to_owned(), 80))
         );
-        let error = |text: &str| parse_host_port(text).err().unwrap_or_default();
+        let error = |text: &str| {
+            parse_host_port(text)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         assert!(error("4317").contains("is not host:port"));
         assert!(error(":4317").contains("has no host"));
         assert!(error("localhost:http").contains("a port is a number"));

@@ -36,14 +36,22 @@ pub(crate) fn apply_overrides(
         }
         let origin = name.clone();
         let override_value = Value::new(Some(&origin), ValueKind::String(value.clone()));
-        if let Err(message) = set(root, &keys, override_value) {
-            problems.push(Problem::new(name.as_str(), message));
+        if let Err(error) = set(root, &keys, override_value) {
+            problems.push(Problem::new(name.as_str(), error.to_string()));
         }
     }
 }
 
+/// An override whose key path goes through a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path} holds a value, not a section, so it has no key {key:?}")]
+struct NotASection {
+    path: String,
+    key: String,
+}
+
 /// Sets `keys` (a path of at least one key) under `table` to `value`.
-fn set(table: &mut Map<String, Value>, keys: &[String], value: Value) -> Result<(), String> {
+fn set(table: &mut Map<String, Value>, keys: &[String], value: Value) -> Result<(), NotASection> {
     let Some((last, sections)) = keys.split_last() else {
         return Ok(());
     };
@@ -58,11 +66,10 @@ fn set(table: &mut Map<String, Value>, keys: &[String], value: Value) -> Result<
         current = match &mut child.kind {
             ValueKind::Table(inner) => inner,
             _ => {
-                let path = keys.get(..=depth).unwrap_or_default().join(".");
-                return Err(format!(
-                    "{path} holds a value, not a section, so it has no key {:?}",
-                    keys.get(depth + 1).map(String::as_str).unwrap_or_default()
-                ));
+                return Err(NotASection {
+                    path: keys.get(..=depth).unwrap_or_default().join("."),
+                    key: keys.get(depth + 1).cloned().unwrap_or_default(),
+                });
             }
         };
     }

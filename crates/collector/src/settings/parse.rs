@@ -101,7 +101,7 @@ fn components(
                 defined.push(id.clone());
                 found.push((id, path, value));
             }
-            Err(message) => problems.push(Problem::new(path, message)),
+            Err(error) => problems.push(Problem::new(path, error.to_string())),
         }
     }
     found
@@ -205,10 +205,10 @@ fn parse_pipeline(
         let list_path = join(path, section.key());
         names
             .into_iter()
-            .filter_map(|name| match name.parse() {
+            .filter_map(|name| match name.parse::<ComponentId>() {
                 Ok(id) => Some(id),
-                Err(message) => {
-                    problems.push(Problem::new(list_path.as_str(), message));
+                Err(error) => {
+                    problems.push(Problem::new(list_path.as_str(), error.to_string()));
                     None
                 }
             })

@@ -15,11 +15,35 @@ impl Duration {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ByteSize(pub u64);
 
+/// A text that is not a duration; each names the text as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("an empty duration")]
+    Empty,
+    #[error("{0:?} is not a duration (like 5s, 250ms, 1m30s)")]
+    NotADuration(String),
+    #[error("{text:?} has unit {unit:?}; use ns, us, ms, s, m or h")]
+    UnknownUnit { text: String, unit: String },
+    #[error("{0:?} is out of range")]
+    OutOfRange(String),
+}
+
+/// A text that is not a size; each names the text as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("{0:?} is not a size (like 20MiB, 512KB or 1048576)")]
+    NotASize(String),
+    #[error("{text:?} has unit {unit:?}; use B, KB, MB, GB, KiB, MiB or GiB")]
+    UnknownUnit { text: String, unit: String },
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 /// Parses `1h2m3s4ms`-style durations; units ns, us, µs, ms, s, m, h.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, DurationError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err("an empty duration".to_owned());
+        return Err(DurationError::Empty);
     }
     if text == "0" {
         return Ok(std::time::Duration::ZERO);
@@ -37,7 +61,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
         let (unit, next) = after.split_at(unit_len);
         let value: f64 = number
             .parse()
-            .map_err(|_| format!("{text:?} is not a duration (like 5s, 250ms, 1m30s)"))?;
+            .map_err(|_| DurationError::NotADuration(text.to_owned()))?;
         let seconds_per_unit = match unit {
             "ns" => 1e-9,
             "us" | "µs" => 1e-6,
@@ -46,13 +70,14 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
             "m" => 60.0,
             "h" => 3600.0,
             _ => {
-                return Err(format!(
-                    "{text:?} has unit {unit:?}; use ns, us, ms, s, m or h"
-                ))
+                return Err(DurationError::UnknownUnit {
+                    text: text.to_owned(),
+                    unit: unit.to_owned(),
+                })
             }
         };
         total += std::time::Duration::try_from_secs_f64(value * seconds_per_unit)
-            .map_err(|_| format!("{text:?} is out of range"))?;
+            .map_err(|_| DurationError::OutOfRange(text.to_owned()))?;
         rest = next;
     }
     Ok(total)
@@ -60,7 +85,7 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 
 /// Parses sizes: a byte count, or a number with B, KB, MB, GB (powers of
 /// 1000) or KiB, MiB, GiB (powers of 1024).
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !c.is_ascii_digit())
@@ -68,7 +93,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (number, unit) = text.split_at(split);
     let number: u64 = number
         .parse()
-        .map_err(|_| format!("{text:?} is not a size (like 20MiB, 512KB or 1048576)"))?;
+        .map_err(|_| SizeError::NotASize(text.to_owned()))?;
     let multiplier: u64 = match unit.trim() {
         "" | "B" => 1,
         "KB" => 1_000,
@@ -78,14 +103,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "MiB" => 1 << 20,
         "GiB" => 1 << 30,
         other => {
-            return Err(format!(
-                "{text:?} has unit {other:?}; use B, KB, MB, GB, KiB, MiB or GiB"
-            ))
+            return Err(SizeError::UnknownUnit {
+                text: text.to_owned(),
+                unit: other.to_owned(),
+            })
         }
     };
     number
         .checked_mul(multiplier)
-        .ok_or_else(|| format!("{text:?} is too large"))
+        .ok_or_else(|| SizeError::TooLarge(text.to_owned()))
 }
 
 /// A number or a text, for options that take either; anything else gets
@@ -165,11 +191,17 @@ mod tests {
             parse_duration("250ms"),
             Ok(std::time::Duration::from_millis(250))
         );
-        assert!(parse_duration("5 parsecs").unwrap_err().contains("unit"));
+        assert!(parse_duration("5 parsecs")
+            .unwrap_err()
+            .to_string()
+            .contains("unit"));
         assert!(parse_duration("soon").is_err());
         assert_eq!(parse_size("20MiB"), Ok(20 << 20));
         assert_eq!(parse_size("512KB"), Ok(512_000));
         assert_eq!(parse_size("1048576"), Ok(1_048_576));
-        assert!(parse_size("20 apples").unwrap_err().contains("unit"));
+        assert!(parse_size("20 apples")
+            .unwrap_err()
+            .to_string()
+            .contains("unit"));
     }
 }

@@ -27,17 +27,33 @@ pub struct BearerAuth {
 
 enum Token {
     Fixed(Vec<u8>),
-    File(Reloading<Vec<u8>>),
+    File(Reloading<Vec<u8>, AuthError>),
+}
+
+/// Why the bearer token cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("cannot read {path}: {error}")]
+    Read { path: String, error: std::io::Error },
+    #[error("the environment variable {0} is not set")]
+    Unset(String),
+    #[error("set bearer_token_file or bearer_token_env")]
+    NoTokenSource,
+    /// `.0` names the file or the variable.
+    #[error("the bearer token in {0} is empty")]
+    Empty(String),
 }
 
 impl BearerAuth {
-    pub fn new(config: &AuthConfig) -> Result<Self, String> {
+    pub fn new(config: &AuthConfig) -> Result<Self, AuthError> {
         let token = match (&config.bearer_token_file, &config.bearer_token_env) {
             (Some(path), None) => {
                 let file = path.clone();
                 let load = move || {
-                    let text = std::fs::read_to_string(&file)
-                        .map_err(|error| format!("cannot read {file}: {error}"))?;
+                    let text = std::fs::read_to_string(&file).map_err(|error| AuthError::Read {
+                        path: file.clone(),
+                        error,
+                    })?;
                     non_empty(text.trim(), &file)
                 };
                 Token::File(Reloading::new(
@@ -48,11 +64,11 @@ impl BearerAuth {
                 )?)
             }
             (None, Some(variable)) => {
-                let value = std::env::var(variable)
-                    .map_err(|_| format!("the environment variable {variable} is not set"))?;
+                let value =
+                    std::env::var(variable).map_err(|_| AuthError::Unset(variable.clone()))?;
                 Token::Fixed(non_empty(value.trim(), variable)?)
             }
-            _ => return Err("set bearer_token_file or bearer_token_env".to_owned()),
+            _ => return Err(AuthError::NoTokenSource),
         };
         Ok(Self {
             token: Arc::new(token),
@@ -74,9 +90,9 @@ impl BearerAuth {
     }
 }
 
-fn non_empty(token: &str, source: &str) -> Result<Vec<u8>, String> {
+fn non_empty(token: &str, source: &str) -> Result<Vec<u8>, AuthError> {
     if token.is_empty() {
-        Err(format!("the bearer token in {source} is empty"))
+        Err(AuthError::Empty(source.to_owned()))
     } else {
         Ok(token.as_bytes().to_vec())
     }

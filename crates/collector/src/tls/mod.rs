@@ -7,9 +7,10 @@ pub mod config;
 mod reload;
 mod server;
 
+pub use auth::AuthError;
 pub(crate) use auth::{protect_router, refused as refused_unauthenticated, BearerAuth};
-pub use server::Alpn;
 pub(crate) use server::ReloadingAcceptor;
+pub use server::{Alpn, TlsError};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,6 +36,15 @@ impl Default for HandshakeLimits {
     }
 }
 
+/// Why a listener's TLS or authentication files cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SecurityError {
+    #[error("tls: {0}")]
+    Tls(TlsError),
+    #[error("auth: {0}")]
+    Auth(AuthError),
+}
+
 /// TLS and authentication for one listener; the default is neither.
 #[derive(Clone, Default)]
 pub struct Security {
@@ -51,16 +61,16 @@ impl Security {
         tls: Option<&ServerTlsConfig>,
         auth: Option<&AuthConfig>,
         alpn: Alpn,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SecurityError> {
         let tls_config = tls;
         let tls = tls
             .map(|tls| ReloadingAcceptor::new(tls, alpn).map(Arc::new))
             .transpose()
-            .map_err(|error| format!("tls: {error}"))?;
+            .map_err(SecurityError::Tls)?;
         let auth = auth
             .map(BearerAuth::new)
             .transpose()
-            .map_err(|error| format!("auth: {error}"))?;
+            .map_err(SecurityError::Auth)?;
         let handshakes = tls_config.map_or_else(HandshakeLimits::default, |tls| HandshakeLimits {
             timeout: tls.handshake_timeout.0,
             max_in_progress: usize::try_from(tls.max_concurrent_handshakes).unwrap_or(usize::MAX),

@@ -5,17 +5,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
-type Loader<T> = Box<dyn Fn() -> Result<T, String> + Send + Sync>;
+type Loader<T, E> = Box<dyn Fn() -> Result<T, E> + Send + Sync>;
 
 /// What identifies a file's version cheaply.
 type Stamp = Option<(SystemTime, u64)>;
 
-pub(crate) struct Reloading<T> {
+pub(crate) struct Reloading<T, E> {
     what: &'static str,
     paths: Vec<PathBuf>,
     /// `None` never reloads.
     interval: Option<Duration>,
-    load: Loader<T>,
+    load: Loader<T, E>,
     state: Mutex<State<T>>,
 }
 
@@ -25,14 +25,14 @@ struct State<T> {
     checked: Instant,
 }
 
-impl<T> Reloading<T> {
+impl<T, E: std::fmt::Display> Reloading<T, E> {
     /// Loads the value once; an error here is a start-up error.
     pub fn new(
         what: &'static str,
         paths: Vec<PathBuf>,
         interval: Duration,
-        load: Loader<T>,
-    ) -> Result<Self, String> {
+        load: Loader<T, E>,
+    ) -> Result<Self, E> {
         let stamps = stamps(&paths);
         let current = Arc::new(load()?);
         Ok(Self {

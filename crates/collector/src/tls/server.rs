@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use tokio_rustls::rustls::crypto::ring;
-use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::pem::{self, PemObject};
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::server::{VerifierBuilderError, WebPkiClientVerifier};
 use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
@@ -32,15 +32,49 @@ impl Alpn {
     }
 }
 
+/// Why a server TLS configuration cannot be built from its files; each
+/// names the file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("cert_file and key_file are both needed")]
+    MissingCertOrKey,
+    #[error("{path}: no usable private key: {error}")]
+    Key { path: String, error: pem::Error },
+    #[error("{0}")]
+    Protocols(tokio_rustls::rustls::Error),
+    #[error("{path}: {error}")]
+    ClientCa {
+        path: String,
+        error: tokio_rustls::rustls::Error,
+    },
+    #[error("{path}: {error}")]
+    ClientVerifier {
+        path: String,
+        error: VerifierBuilderError,
+    },
+    #[error("{cert_file} and {key_file}: {error}")]
+    CertificateAndKey {
+        cert_file: String,
+        key_file: String,
+        error: tokio_rustls::rustls::Error,
+    },
+    #[error("cannot read {path}: {error}")]
+    ReadCertificates { path: String, error: pem::Error },
+    #[error("{path}: {error}")]
+    Certificates { path: String, error: pem::Error },
+    #[error("{0} holds no PEM certificate")]
+    NoCertificate(String),
+}
+
 /// Hands out a TLS acceptor for the current files.
 pub struct ReloadingAcceptor {
-    config: Reloading<TlsAcceptor>,
+    config: Reloading<TlsAcceptor, TlsError>,
 }
 
 impl ReloadingAcceptor {
-    pub fn new(tls: &ServerTlsConfig, alpn: Alpn) -> Result<Self, String> {
+    pub fn new(tls: &ServerTlsConfig, alpn: Alpn) -> Result<Self, TlsError> {
         let (Some(cert), Some(key)) = (tls.cert_file.clone(), tls.key_file.clone()) else {
-            return Err("cert_file and key_file are both needed".to_owned());
+            return Err(TlsError::MissingCertOrKey);
         };
         let client_ca = tls.client_ca_file.clone();
         let mut paths = vec![PathBuf::from(&cert), PathBuf::from(&key)];
@@ -65,43 +99,60 @@ pub(crate) fn server_config(
     key_file: &str,
     client_ca_file: Option<&str>,
     alpn: Alpn,
-) -> Result<ServerConfig, String> {
+) -> Result<ServerConfig, TlsError> {
     let provider = Arc::new(ring::default_provider());
     let chain = read_certificates(cert_file)?;
-    let key = PrivateKeyDer::from_pem_file(key_file)
-        .map_err(|error| format!("{key_file}: no usable private key: {error}"))?;
+    let key = PrivateKeyDer::from_pem_file(key_file).map_err(|error| TlsError::Key {
+        path: key_file.to_owned(),
+        error,
+    })?;
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
-        .map_err(|error| error.to_string())?;
+        .map_err(TlsError::Protocols)?;
     let builder = match client_ca_file {
         None => builder.with_no_client_auth(),
         Some(ca_file) => {
             let mut roots = RootCertStore::empty();
             for certificate in read_certificates(ca_file)? {
-                roots
-                    .add(certificate)
-                    .map_err(|error| format!("{ca_file}: {error}"))?;
+                roots.add(certificate).map_err(|error| TlsError::ClientCa {
+                    path: ca_file.to_owned(),
+                    error,
+                })?;
             }
             let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
                 .build()
-                .map_err(|error| format!("{ca_file}: {error}"))?;
+                .map_err(|error| TlsError::ClientVerifier {
+                    path: ca_file.to_owned(),
+                    error,
+                })?;
             builder.with_client_cert_verifier(verifier)
         }
     };
-    let mut config = builder
-        .with_single_cert(chain, key)
-        .map_err(|error| format!("{cert_file} and {key_file}: {error}"))?;
+    let mut config =
+        builder
+            .with_single_cert(chain, key)
+            .map_err(|error| TlsError::CertificateAndKey {
+                cert_file: cert_file.to_owned(),
+                key_file: key_file.to_owned(),
+                error,
+            })?;
     config.alpn_protocols = alpn.protocols();
     Ok(config)
 }
 
-fn read_certificates(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+fn read_certificates(path: &str) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let certificates = CertificateDer::pem_file_iter(path)
-        .map_err(|error| format!("cannot read {path}: {error}"))?
+        .map_err(|error| TlsError::ReadCertificates {
+            path: path.to_owned(),
+            error,
+        })?
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|error| format!("{path}: {error}"))?;
+        .map_err(|error| TlsError::Certificates {
+            path: path.to_owned(),
+            error,
+        })?;
     if certificates.is_empty() {
-        return Err(format!("{path} holds no PEM certificate"));
+        return Err(TlsError::NoCertificate(path.to_owned()));
     }
     Ok(certificates)
 }

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::validate::{validate, ValidationError};
 use crate::Profile;
 
-pub use gzip::{is_gzip, GzipCompressor};
+pub use gzip::{gunzip_into, is_gzip, GunzipError, GzipCompressor};
 pub use raw_strings::RawStrings;
 
 /// Largest accepted input, compressed or not: 64 MiB.
@@ -114,6 +114,16 @@ pub fn decode_keeping_raw(
     Ok((profile, raw))
 }
 
+/// [`decode_keeping_raw`] of protobuf that [`gunzip`] already took out of
+/// gzip, within the limits: the input limit was the compressed size's.
+pub(crate) fn decode_gunzipped_keeping_raw(
+    protobuf: &[u8],
+) -> Result<(Profile, RawStrings), DecodeError> {
+    let (profile, raw) = decode_protobuf(protobuf)?;
+    validate(&profile)?;
+    Ok((profile, raw))
+}
+
 /// Decodes without validating: for tools that must show broken profiles.
 pub fn decode_unvalidated(input: &[u8], options: &DecodeOptions) -> Result<Profile, DecodeError> {
     decode_unvalidated_keeping_raw(input, options).map(|(profile, _)| profile)
@@ -171,6 +181,9 @@ pub fn gunzip(input: &[u8], options: &DecodeOptions) -> Result<Vec<u8>, DecodeEr
             size: input.len(),
             limit: options.max_input_bytes,
         });
+    }
+    if input.is_empty() {
+        return Err(DecodeError::Empty);
     }
     let raw = gzip::decompress(input, options.max_decompressed_bytes)?;
     if raw.is_empty() {

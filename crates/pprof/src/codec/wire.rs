@@ -6,14 +6,88 @@
 use super::RawStrings;
 use crate::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 
+use field::{
+    function as fun, label as lab, line as lin, location as loc, mapping as map, profile as pro,
+    sample as sam, value_type as vt,
+};
+
 const VARINT: u8 = 0;
-const LEN: u8 = 2;
+/// The wire type of length-delimited fields: messages, bytes, packed runs.
+pub const LEN: u8 = 2;
+
+/// profile.proto's field numbers, one module per message: the only place
+/// in profbridge they are written (other encoders of pprof import them).
+pub mod field {
+    pub mod profile {
+        pub const SAMPLE_TYPE: u8 = 1;
+        pub const SAMPLE: u8 = 2;
+        pub const MAPPING: u8 = 3;
+        pub const LOCATION: u8 = 4;
+        pub const FUNCTION: u8 = 5;
+        pub const STRING_TABLE: u8 = 6;
+        pub const DROP_FRAMES: u8 = 7;
+        pub const KEEP_FRAMES: u8 = 8;
+        pub const TIME_NANOS: u8 = 9;
+        pub const DURATION_NANOS: u8 = 10;
+        pub const PERIOD_TYPE: u8 = 11;
+        pub const PERIOD: u8 = 12;
+        pub const COMMENT: u8 = 13;
+        pub const DEFAULT_SAMPLE_TYPE: u8 = 14;
+        pub const DOC_URL: u8 = 15;
+    }
+    pub mod sample {
+        pub const LOCATION_ID: u8 = 1;
+        pub const VALUE: u8 = 2;
+        pub const LABEL: u8 = 3;
+    }
+    pub mod label {
+        pub const KEY: u8 = 1;
+        pub const STR: u8 = 2;
+        pub const NUM: u8 = 3;
+        pub const NUM_UNIT: u8 = 4;
+    }
+    pub mod value_type {
+        pub const TYPE: u8 = 1;
+        pub const UNIT: u8 = 2;
+    }
+    pub mod mapping {
+        pub const ID: u8 = 1;
+        pub const MEMORY_START: u8 = 2;
+        pub const MEMORY_LIMIT: u8 = 3;
+        pub const FILE_OFFSET: u8 = 4;
+        pub const FILENAME: u8 = 5;
+        pub const BUILD_ID: u8 = 6;
+        pub const HAS_FUNCTIONS: u8 = 7;
+        pub const HAS_FILENAMES: u8 = 8;
+        pub const HAS_LINE_NUMBERS: u8 = 9;
+        pub const HAS_INLINE_FRAMES: u8 = 10;
+    }
+    pub mod location {
+        pub const ID: u8 = 1;
+        pub const MAPPING_ID: u8 = 2;
+        pub const ADDRESS: u8 = 3;
+        pub const LINE: u8 = 4;
+        pub const IS_FOLDED: u8 = 5;
+    }
+    pub mod line {
+        pub const FUNCTION_ID: u8 = 1;
+        pub const LINE: u8 = 2;
+        pub const COLUMN: u8 = 3;
+    }
+    pub mod function {
+        pub const ID: u8 = 1;
+        pub const NAME: u8 = 2;
+        pub const SYSTEM_NAME: u8 = 3;
+        pub const FILENAME: u8 = 4;
+        pub const START_LINE: u8 = 5;
+    }
+}
 
 /// The whole profile.
 pub fn write_profile(profile: &Profile, out: &mut Vec<u8>) {
     write_sample_types(profile, out);
     for sample in &profile.sample {
-        put_message(out, 2, |out| write_sample(sample, out));
+        put_message(out, pro::SAMPLE, |out| write_sample(sample, out));
     }
     write_after_samples(profile, out);
 }
@@ -27,15 +101,15 @@ pub fn write_profile_keeping_raw(profile: &Profile, raw: &RawStrings, out: &mut 
     let strings = raw.bytes_of(&profile.string_table);
     write_sample_types(profile, out);
     for sample in &profile.sample {
-        put_message(out, 2, |out| write_sample(sample, out));
+        put_message(out, pro::SAMPLE, |out| write_sample(sample, out));
     }
     write_mappings(profile, out);
     for location in &profile.location {
-        put_message(out, 4, |out| write_location(location, out));
+        put_message(out, pro::LOCATION, |out| write_location(location, out));
     }
     write_functions(profile, out);
     for string in strings {
-        put_bytes(out, 6, string);
+        put_bytes(out, pro::STRING_TABLE, string);
     }
     write_after_strings(profile, out);
 }
@@ -43,7 +117,9 @@ pub fn write_profile_keeping_raw(profile: &Profile, raw: &RawStrings, out: &mut 
 /// Field 1, `sample_type`: what comes before the samples.
 pub fn write_sample_types(profile: &Profile, out: &mut Vec<u8>) {
     for value_type in &profile.sample_type {
-        put_message(out, 1, |out| write_value_type(value_type, out));
+        put_message(out, pro::SAMPLE_TYPE, |out| {
+            write_value_type(value_type, out)
+        });
     }
 }
 
@@ -51,7 +127,7 @@ pub fn write_sample_types(profile: &Profile, out: &mut Vec<u8>) {
 pub fn write_after_samples(profile: &Profile, out: &mut Vec<u8>) {
     write_mappings(profile, out);
     for location in &profile.location {
-        put_message(out, 4, |out| write_location(location, out));
+        put_message(out, pro::LOCATION, |out| write_location(location, out));
     }
     write_after_locations(profile, out);
 }
@@ -59,7 +135,7 @@ pub fn write_after_samples(profile: &Profile, out: &mut Vec<u8>) {
 /// Field 3, `mapping`: what comes between the samples and the locations.
 pub fn write_mappings(profile: &Profile, out: &mut Vec<u8>) {
     for mapping in &profile.mapping {
-        put_message(out, 3, |out| write_mapping(mapping, out));
+        put_message(out, pro::MAPPING, |out| write_mapping(mapping, out));
     }
 }
 
@@ -67,9 +143,9 @@ pub fn write_mappings(profile: &Profile, out: &mut Vec<u8>) {
 /// [`write_location_content`] writes them.
 pub fn put_location(out: &mut Vec<u8>, id: u64, content: &[u8]) {
     let id_len = if id == 0 { 0 } else { 1 + varint_len(id) };
-    put_tag(out, 4, LEN);
+    put_tag(out, pro::LOCATION, LEN);
     put_varint(out, (id_len + content.len()) as u64);
-    put_uint(out, 1, id);
+    put_uint(out, loc::ID, id);
     out.extend_from_slice(content);
 }
 
@@ -77,69 +153,71 @@ pub fn put_location(out: &mut Vec<u8>, id: u64, content: &[u8]) {
 pub fn write_after_locations(profile: &Profile, out: &mut Vec<u8>) {
     write_functions(profile, out);
     for string in &profile.string_table {
-        put_bytes(out, 6, string.as_bytes());
+        put_bytes(out, pro::STRING_TABLE, string.as_bytes());
     }
     write_after_strings(profile, out);
 }
 
 fn write_functions(profile: &Profile, out: &mut Vec<u8>) {
     for function in &profile.function {
-        put_message(out, 5, |out| write_function(function, out));
+        put_message(out, pro::FUNCTION, |out| write_function(function, out));
     }
 }
 
 /// Fields 7 to 15.
 fn write_after_strings(profile: &Profile, out: &mut Vec<u8>) {
-    put_int(out, 7, profile.drop_frames);
-    put_int(out, 8, profile.keep_frames);
-    put_int(out, 9, profile.time_nanos);
-    put_int(out, 10, profile.duration_nanos);
+    put_int(out, pro::DROP_FRAMES, profile.drop_frames);
+    put_int(out, pro::KEEP_FRAMES, profile.keep_frames);
+    put_int(out, pro::TIME_NANOS, profile.time_nanos);
+    put_int(out, pro::DURATION_NANOS, profile.duration_nanos);
     if let Some(period_type) = &profile.period_type {
-        put_message(out, 11, |out| write_value_type(period_type, out));
+        put_message(out, pro::PERIOD_TYPE, |out| {
+            write_value_type(period_type, out)
+        });
     }
-    put_int(out, 12, profile.period);
-    put_packed(out, 13, profile.comment.iter().map(|&c| c as u64));
-    put_int(out, 14, profile.default_sample_type);
-    put_int(out, 15, profile.doc_url);
+    put_int(out, pro::PERIOD, profile.period);
+    put_packed(out, pro::COMMENT, profile.comment.iter().map(|&c| c as u64));
+    put_int(out, pro::DEFAULT_SAMPLE_TYPE, profile.default_sample_type);
+    put_int(out, pro::DOC_URL, profile.doc_url);
 }
 
 /// Field 3 of a sample, one label.
 #[inline]
 pub fn write_label(label: &Label, out: &mut Vec<u8>) {
-    put_int(out, 1, label.key);
-    put_int(out, 2, label.str);
-    put_int(out, 3, label.num);
-    put_int(out, 4, label.num_unit);
+    put_int(out, lab::KEY, label.key);
+    put_int(out, lab::STR, label.str);
+    put_int(out, lab::NUM, label.num);
+    put_int(out, lab::NUM_UNIT, label.num_unit);
 }
 
 fn write_sample(sample: &Sample, out: &mut Vec<u8>) {
-    put_packed(out, 1, sample.location_id.iter().copied());
-    put_packed(out, 2, sample.value.iter().map(|&v| v as u64));
+    put_packed(out, sam::LOCATION_ID, sample.location_id.iter().copied());
+    put_packed(out, sam::VALUE, sample.value.iter().map(|&v| v as u64));
     for label in &sample.label {
-        put_message(out, 3, |out| write_label(label, out));
+        put_message(out, sam::LABEL, |out| write_label(label, out));
     }
 }
 
 fn write_value_type(value_type: &ValueType, out: &mut Vec<u8>) {
-    put_int(out, 1, value_type.r#type);
-    put_int(out, 2, value_type.unit);
+    put_int(out, vt::TYPE, value_type.r#type);
+    put_int(out, vt::UNIT, value_type.unit);
 }
 
 fn write_mapping(mapping: &Mapping, out: &mut Vec<u8>) {
-    put_uint(out, 1, mapping.id);
-    put_uint(out, 2, mapping.memory_start);
-    put_uint(out, 3, mapping.memory_limit);
-    put_uint(out, 4, mapping.file_offset);
-    put_int(out, 5, mapping.filename);
-    put_int(out, 6, mapping.build_id);
-    put_bool(out, 7, mapping.has_functions);
-    put_bool(out, 8, mapping.has_filenames);
-    put_bool(out, 9, mapping.has_line_numbers);
-    put_bool(out, 10, mapping.has_inline_frames);
+    put_uint(out, map::ID, mapping.id);
+    put_uint(out, map::MEMORY_START, mapping.memory_start);
+    put_uint(out, map::MEMORY_LIMIT, mapping.memory_limit);
+    put_uint(out, map::FILE_OFFSET, mapping.file_offset);
+    put_int(out, map::FILENAME, mapping.filename);
+    put_int(out, map::BUILD_ID, mapping.build_id);
+    put_bool(out, map::HAS_FUNCTIONS, mapping.has_functions);
+    put_bool(out, map::HAS_FILENAMES, mapping.has_filenames);
+    put_bool(out, map::HAS_LINE_NUMBERS, mapping.has_line_numbers);
+    put_bool(out, map::HAS_INLINE_FRAMES, mapping.has_inline_frames);
 }
 
 fn write_location(location: &Location, out: &mut Vec<u8>) {
-    put_uint(out, 1, location.id);
+    put_uint(out, loc::ID, location.id);
     write_location_content(
         location.mapping_id,
         location.address,
@@ -157,26 +235,26 @@ pub fn write_location_content(
     is_folded: bool,
     out: &mut Vec<u8>,
 ) {
-    put_uint(out, 2, mapping_id);
-    put_uint(out, 3, address);
+    put_uint(out, loc::MAPPING_ID, mapping_id);
+    put_uint(out, loc::ADDRESS, address);
     for line in lines {
-        put_message(out, 4, |out| write_line(&line, out));
+        put_message(out, loc::LINE, |out| write_line(&line, out));
     }
-    put_bool(out, 5, is_folded);
+    put_bool(out, loc::IS_FOLDED, is_folded);
 }
 
 fn write_line(line: &Line, out: &mut Vec<u8>) {
-    put_uint(out, 1, line.function_id);
-    put_int(out, 2, line.line);
-    put_int(out, 3, line.column);
+    put_uint(out, lin::FUNCTION_ID, line.function_id);
+    put_int(out, lin::LINE, line.line);
+    put_int(out, lin::COLUMN, line.column);
 }
 
 fn write_function(function: &Function, out: &mut Vec<u8>) {
-    put_uint(out, 1, function.id);
-    put_int(out, 2, function.name);
-    put_int(out, 3, function.system_name);
-    put_int(out, 4, function.filename);
-    put_int(out, 5, function.start_line);
+    put_uint(out, fun::ID, function.id);
+    put_int(out, fun::NAME, function.name);
+    put_int(out, fun::SYSTEM_NAME, function.system_name);
+    put_int(out, fun::FILENAME, function.filename);
+    put_int(out, fun::START_LINE, function.start_line);
 }
 
 #[inline]
@@ -196,9 +274,13 @@ pub fn varint_len(value: u64) -> usize {
     (bits + 6) / 7
 }
 
-/// A tag for field numbers below 16, which fit one byte.
+/// The one-byte tag of a field numbered below 16.
+pub const fn tag(field: u8, wire_type: u8) -> u8 {
+    field << 3 | wire_type
+}
+
 fn put_tag(out: &mut Vec<u8>, field: u8, wire_type: u8) {
-    out.push(field << 3 | wire_type);
+    out.push(tag(field, wire_type));
 }
 
 fn put_uint(out: &mut Vec<u8>, field: u8, value: u64) {

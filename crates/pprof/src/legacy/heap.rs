@@ -9,7 +9,7 @@ use super::maps::parse_memory_map;
 use super::model::LegacyProfile;
 use super::patterns::{go_regex, group};
 use super::scanner::{
-    hex_addresses, is_memory_map_sentinel, is_space_or_comment, parse_decimal, Scanner,
+    hex_addresses, is_memory_map_sentinel, is_space_or_comment, parse_decimal, HexOverflow, Scanner,
 };
 use super::{skip_to_memory_map, LegacyError};
 
@@ -96,7 +96,8 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
             line: lines.line_number(),
             problem,
         };
-        let (values, block_size, addresses) = parse_sample(line, &header).map_err(malformed)?;
+        let (values, block_size, addresses) =
+            parse_sample(line, &header).map_err(|e| malformed(e.to_string()))?;
         let stack = profile.stack(&addresses, |_, address| address.wrapping_sub(1));
         profile.add_sample(stack, values);
         if let Some(sample) = profile.samples.last_mut() {
@@ -138,19 +139,35 @@ fn parse_header(line: &str) -> Option<Header> {
 
 type HeapSample = (Vec<i64>, i64, Vec<u64>);
 
-fn parse_sample(line: &str, header: &Header) -> Result<HeapSample, String> {
+/// A heap profile line that is not a sample google/pprof reads; each holds
+/// the line.
+#[derive(Debug, thiserror::Error)]
+enum HeapSampleError {
+    #[error("not a heap sample: {0}")]
+    NotASample(String),
+    #[error("malformed sample: {0}")]
+    Malformed(String),
+    /// `what` is `inuse` or `allocation`.
+    #[error("{what} count was 0 but {what} bytes was {size}")]
+    BytesWithoutCount { what: &'static str, size: i64 },
+    #[error("malformed sample: {line}: {error}")]
+    Address { line: String, error: HexOverflow },
+}
+
+fn parse_sample(line: &str, header: &Header) -> Result<HeapSample, HeapSampleError> {
     let captures = HEAP_SAMPLE
         .as_ref()
         .and_then(|re| re.captures(line))
-        .ok_or_else(|| format!("not a heap sample: {line}"))?;
+        .ok_or_else(|| HeapSampleError::NotASample(line.to_owned()))?;
     let field = |i| group(&captures, i);
     let mut values = Vec::with_capacity(4);
     let mut block_size = 0;
-    let mut add = |count: &str, size: &str, what: &str| -> Result<(), String> {
-        let count = parse_decimal(count).ok_or_else(|| format!("malformed sample: {line}"))?;
-        let size = parse_decimal(size).ok_or_else(|| format!("malformed sample: {line}"))?;
+    let malformed = || HeapSampleError::Malformed(line.to_owned());
+    let mut add = |count: &str, size: &str, what: &'static str| -> Result<(), HeapSampleError> {
+        let count = parse_decimal(count).ok_or_else(malformed)?;
+        let size = parse_decimal(size).ok_or_else(malformed)?;
         if count == 0 && size != 0 {
-            return Err(format!("{what} count was 0 but {what} bytes was {size}"));
+            return Err(HeapSampleError::BytesWithoutCount { what, size });
         }
         let (mut count, mut size) = (count, size);
         if count != 0 {
@@ -166,8 +183,10 @@ fn parse_sample(line: &str, header: &Header) -> Result<HeapSample, String> {
         add(field(3), field(4), "allocation")?;
     }
     add(field(1), field(2), "inuse")?;
-    let addresses =
-        hex_addresses(field(5)).map_err(|e| format!("malformed sample: {line}: {e}"))?;
+    let addresses = hex_addresses(field(5)).map_err(|error| HeapSampleError::Address {
+        line: line.to_owned(),
+        error,
+    })?;
     Ok((values, block_size, addresses))
 }
 

@@ -49,8 +49,13 @@ pub(super) fn is_memory_map_sentinel(line: &str) -> bool {
     line.contains("--- Memory map: ---") || line.contains("MAPPED_LIBRARIES:")
 }
 
+/// A `0x…` address with more than 64 bits; `.0` is its digits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("failed to parse as hex 64-bit number: 0x{0}")]
+pub(super) struct HexOverflow(String);
+
 /// Every `0x[0-9a-f]+` in `text`, as numbers; `Err` names one that overflows.
-pub(super) fn hex_addresses(text: &str) -> Result<Vec<u64>, String> {
+pub(super) fn hex_addresses(text: &str) -> Result<Vec<u64>, HexOverflow> {
     let bytes = text.as_bytes();
     let mut addresses = Vec::new();
     let mut i = 0;
@@ -68,8 +73,7 @@ pub(super) fn hex_addresses(text: &str) -> Result<Vec<u64>, String> {
         }
         let end = digits_start + digits;
         let hex = text.get(digits_start..end).unwrap_or_default();
-        let address = u64::from_str_radix(hex, 16)
-            .map_err(|_| format!("failed to parse as hex 64-bit number: 0x{hex}"))?;
+        let address = u64::from_str_radix(hex, 16).map_err(|_| HexOverflow(hex.to_owned()))?;
         addresses.push(address);
         i = end;
     }
@@ -141,7 +145,7 @@ mod tests {
             Ok(vec![0x10, 0xf, 0xa])
         );
         assert_eq!(
-            hex_addresses("0x11112222333344445"),
+            hex_addresses("0x11112222333344445").map_err(|e| e.to_string()),
             Err("failed to parse as hex 64-bit number: 0x11112222333344445".to_owned())
         );
     }

@@ -86,16 +86,27 @@ fn outputs_as_pairs(outputs: Vec<Converted>) -> Vec<(Option<usize>, Vec<u8>)> {
     outputs.into_iter().map(|c| (c.part, c.bytes)).collect()
 }
 
-fn check_usage(args: &ConvertArgs, format: OutputFormat) -> Result<(), String> {
+/// Options of `convert` that do not go together.
+#[derive(Debug, thiserror::Error)]
+enum UsageError {
+    #[error("--merge makes one OTLP request; use --to otlp or --to otlp-json")]
+    MergeNeedsOtlp,
+    #[error("--merge writes one output; use -o, not --out-dir")]
+    MergeWithOutDir,
+    #[error("several inputs need --out-dir DIR, or --merge with OTLP output")]
+    SeveralInputsOneOutput,
+}
+
+fn check_usage(args: &ConvertArgs, format: OutputFormat) -> Result<(), UsageError> {
     let otlp = matches!(format, OutputFormat::Otlp | OutputFormat::OtlpJson);
     if args.merge && !otlp {
-        return Err("--merge makes one OTLP request; use --to otlp or --to otlp-json".into());
+        return Err(UsageError::MergeNeedsOtlp);
     }
     if args.merge && args.out_dir.is_some() {
-        return Err("--merge writes one output; use -o, not --out-dir".into());
+        return Err(UsageError::MergeWithOutDir);
     }
     if args.inputs.len() > 1 && args.out_dir.is_none() && !args.merge {
-        return Err("several inputs need --out-dir DIR, or --merge with OTLP output".into());
+        return Err(UsageError::SeveralInputsOneOutput);
     }
     Ok(())
 }

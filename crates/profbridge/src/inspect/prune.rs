@@ -11,20 +11,29 @@ use profbridge_pprof::Profile;
 /// Names google/pprof does not cut at their `(` when simplifying.
 const RESERVED_NAMES: [&str; 2] = ["(anonymous namespace)", "operator()"];
 
+/// A profile's `drop_frames` or `keep_frames` that is not a regexp.
+#[derive(Debug, thiserror::Error)]
+pub enum PruneError {
+    #[error("drop_frames is not a valid regexp: {0}")]
+    DropFrames(regex::Error),
+    #[error("keep_frames is not a valid regexp: {0}")]
+    KeepFrames(regex::Error),
+}
+
 /// Prunes `profile` by its own drop/keep frames. Nothing changes when
 /// `drop_frames` is empty; a regexp that does not compile is an error and
 /// leaves the profile as it was (google/pprof ignores it likewise).
-pub fn remove_uninteresting(profile: &mut Profile) -> Result<(), String> {
+pub fn remove_uninteresting(profile: &mut Profile) -> Result<(), PruneError> {
     let text = |index: i64| string_at(&profile.string_table, index).to_owned();
     let (drop, keep) = (text(profile.drop_frames), text(profile.keep_frames));
     if drop.is_empty() {
         return Ok(());
     }
-    let drop = anchored(&drop).map_err(|e| format!("drop_frames is not a valid regexp: {e}"))?;
+    let drop = anchored(&drop).map_err(PruneError::DropFrames)?;
     let keep = if keep.is_empty() {
         None
     } else {
-        Some(anchored(&keep).map_err(|e| format!("keep_frames is not a valid regexp: {e}"))?)
+        Some(anchored(&keep).map_err(PruneError::KeepFrames)?)
     };
     prune(
         profile,
@@ -39,7 +48,7 @@ pub fn remove_uninteresting(profile: &mut Profile) -> Result<(), String> {
 
 /// A copy of `profile` pruned by [`remove_uninteresting`], and the reason
 /// when its regexps do not compile (the copy is then left as it was).
-pub fn pruned_copy(profile: &Profile) -> (Profile, Option<String>) {
+pub fn pruned_copy(profile: &Profile) -> (Profile, Option<PruneError>) {
     let mut pruned = profile.clone();
     let warning = remove_uninteresting(&mut pruned).err();
     (pruned, warning)

@@ -2,12 +2,12 @@
 
 use anyhow::{Context, Result};
 
-use profbridge_pprof::{detect_format, DecodeOptions, Format, Profile, RawStrings};
+use profbridge_pprof::{Detected, Format, Profile, RawStrings};
 use profbridge_translate::otlp::{any_value, KeyValue};
 use profbridge_translate::{otlp_to_pprof, PprofOutput, ToPprofOptions};
 
 use crate::cli::InputFormat;
-use crate::input::{folded_sample_type, load, Input, Loaded};
+use crate::input::{folded_sample_type, load_detected, Input, Loaded};
 
 /// Where in an OTLP request a pprof came from.
 #[derive(Debug, Clone)]
@@ -58,8 +58,9 @@ pub struct Source {
 pub fn read_source(path: &std::path::Path, from: InputFormat) -> Result<Source> {
     let input = Input::read(path)?;
     let name = input.name.clone();
-    let format = format_name(&input, from);
-    let loaded = load(&input, from, &folded_sample_type(None)).with_context(|| name.clone())?;
+    let (loaded, detected) =
+        load_detected(&input, from, &folded_sample_type(None)).with_context(|| name.clone())?;
+    let format = format_name(detected, from);
     let (profiles, rejected) = match loaded {
         Loaded::Pprof(profile, raw) => (
             vec![InspectedProfile {
@@ -118,8 +119,7 @@ fn string_attribute(attributes: &[KeyValue], key: &str) -> Option<String> {
 
 /// The detected format's name, or the one `--from` forces when detection
 /// disagrees or fails.
-fn format_name(input: &Input, from: InputFormat) -> String {
-    let detected = detect_format(&input.bytes, &DecodeOptions::default()).ok();
+fn format_name(detected: Option<Detected>, from: InputFormat) -> String {
     let agrees = |format: Format| match from {
         InputFormat::Auto => true,
         InputFormat::Pprof => format == Format::Pprof,

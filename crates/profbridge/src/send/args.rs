@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use profbridge_collector::config::units::parse_duration;
 
-use crate::cli::InputFormat;
+use crate::cli::{parse_key_value, InputFormat};
 
 /// The OTLP transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -88,12 +88,4 @@ pub struct SendArgs {
     /// Accept any server certificate (HTTP only; for tests).
     #[arg(long)]
     pub insecure_skip_verify: bool,
-}
-
-/// `KEY=VALUE`; the value may itself hold `=`.
-fn parse_key_value(text: &str) -> Result<(String, String), String> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err(format!("expected KEY=VALUE, got {text:?}")),
-    }
 }

@@ -34,12 +34,30 @@ pub struct RetryLimits {
     pub max_elapsed: Duration,
 }
 
+/// Why a batch was not delivered.
+#[derive(Debug, thiserror::Error)]
+pub enum NotDelivered {
+    /// The destination refused it for good (its text as the exporter's).
+    #[error("{0}")]
+    Refused(ExportError),
+    #[error("{error}; gave up after {attempts} {}", tries(.attempts))]
+    GaveUp { error: ExportError, attempts: u32 },
+}
+
+fn tries(attempts: &u32) -> &'static str {
+    if *attempts == 1 {
+        "try"
+    } else {
+        "tries"
+    }
+}
+
 /// Sends `batch`, retrying; the error says why it was not delivered.
 pub async fn deliver(
     destination: &Destination,
     batch: &Batch,
     limits: RetryLimits,
-) -> Result<(), String> {
+) -> Result<(), NotDelivered> {
     let started = Instant::now();
     let mut backoff = FIRST_BACKOFF;
     let mut attempts: u32 = 0;
@@ -47,7 +65,7 @@ pub async fn deliver(
         attempts = attempts.saturating_add(1);
         let error = match destination.export(batch).await {
             Ok(()) => return Ok(()),
-            Err(ExportError::Permanent(reason)) => return Err(reason),
+            Err(error) if !error.is_retryable() => return Err(NotDelivered::Refused(error)),
             Err(error) => error,
         };
         let wait = match &error {
@@ -59,8 +77,7 @@ pub async fn deliver(
         };
         let out_of_time = started.elapsed().saturating_add(wait) > limits.max_elapsed;
         if attempts > limits.retries || out_of_time {
-            let tries = if attempts == 1 { "try" } else { "tries" };
-            return Err(format!("{error}; gave up after {attempts} {tries}"));
+            return Err(NotDelivered::GaveUp { error, attempts });
         }
         tracing::debug!(%error, ?wait, "retrying");
         tokio::time::sleep(wait).await;

@@ -18,6 +18,7 @@ use profbridge_collector::exporters::otlp::config::{Compression, OtlpExporterCon
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
+use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::Batch;
 
 pub use args::SendArgs;
@@ -54,6 +55,7 @@ pub fn run(args: &SendArgs) -> Result<ExitCode> {
                 runtime
                     .block_on(deliver(&destination, &batch, limits))
                     .map(|()| batch)
+                    .map_err(|error| error.to_string())
             }
             Err(error) => Err(format!("{error:#}")),
         };
@@ -84,8 +86,17 @@ pub fn run(args: &SendArgs) -> Result<ExitCode> {
     Ok(ExitCode::from(EXIT_SOME_FAILED))
 }
 
+/// Options of `send` that describe no exporter.
+#[derive(Debug, thiserror::Error)]
+enum DestinationError {
+    #[error("--encoding is for --protocol http; gRPC sends protobuf")]
+    EncodingOverGrpc,
+    #[error(transparent)]
+    Exporter(#[from] ExportError),
+}
+
 /// The exporter the options describe, or why they do not describe one.
-fn destination(args: &SendArgs) -> Result<Destination, String> {
+fn destination(args: &SendArgs) -> Result<Destination, DestinationError> {
     let headers: BTreeMap<String, String> = args.headers.iter().cloned().collect();
     let tls = TlsConfig {
         insecure: None,
@@ -103,7 +114,7 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
     match args.protocol {
         Protocol::Grpc => {
             if args.encoding.is_some() {
-                return Err("--encoding is for --protocol http; gRPC sends protobuf".to_owned());
+                return Err(DestinationError::EncodingOverGrpc);
             }
             let config = OtlpExporterConfig {
                 endpoint: args.endpoint.clone(),
@@ -115,9 +126,7 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                     ..ExporterHelperConfig::default()
                 },
             };
-            OtlpGrpcExporter::new(&config)
-                .map(|exporter| Destination::Grpc(Box::new(exporter)))
-                .map_err(|e| e.to_string())
+            Ok(Destination::Grpc(Box::new(OtlpGrpcExporter::new(&config)?)))
         }
         Protocol::Http => {
             let config = OtlpHttpExporterConfig {
@@ -135,9 +144,7 @@ fn destination(args: &SendArgs) -> Result<Destination, String> {
                 },
                 tls,
             };
-            OtlpHttpExporter::new(&config)
-                .map(|exporter| Destination::Http(Box::new(exporter)))
-                .map_err(|e| e.to_string())
+            Ok(Destination::Http(Box::new(OtlpHttpExporter::new(&config)?)))
         }
     }
 }

@@ -212,9 +212,9 @@ func main() {
 /// Where the Debian package golang-github-google-pprof-dev puts the source.
 const GOPATH: &str = "/usr/share/gocode";
 
-/// Builds the Go program (once per target folder: the binary and the Go
-/// build cache stay under target/tmp), or `None` after skipping loudly
-/// when Go or the google/pprof source is missing.
+/// Builds the Go program (once: see `profbridge_testkit::programs`), or
+/// `None` after skipping loudly when Go or the google/pprof source is
+/// missing.
 pub fn print_profile_program() -> Option<PathBuf> {
     let purpose = "comparing inspect --format raw with google/pprof's Profile.String()";
     profbridge_testkit::require_tool("go", &["version"], purpose)?;
@@ -229,26 +229,12 @@ pub fn print_profile_program() -> Option<PathBuf> {
         );
         return None;
     }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-print-profile");
-    std::fs::create_dir_all(&dir).unwrap();
-    let source = dir.join("main.go");
-    std::fs::write(&source, PRINT_PROFILE_GO).unwrap();
-    let binary = dir.join("print-profile");
-    let output = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .env("GO111MODULE", "off")
-        .env("GOPATH", GOPATH)
-        .env("GOCACHE", dir.join("cache"))
-        .env("GOFLAGS", "")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "building the Go program failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let binary = profbridge_testkit::go::build_once_with_gopath(
+        "print-profile",
+        PRINT_PROFILE_GO,
+        Path::new(GOPATH),
+    )
+    .unwrap_or_else(|failed| panic!("building the Go program failed: {}", failed.stderr));
     Some(binary)
 }
 

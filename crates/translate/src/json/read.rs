@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::any_value::{
     base64_from_json, describe, i32_from_json, i64_from_json, string_from_json, u32_from_json,
-    u64_from_json,
+    u64_from_json, ScalarError,
 };
 use super::path::{Path, UnknownKeys};
 use super::JsonError;
@@ -73,11 +73,13 @@ impl<'v, 'p> Fields<'v, 'p> {
     pub(crate) fn scalar<T: Default>(
         &self,
         key: Key,
-        parse: fn(&Value) -> Result<T, String>,
+        parse: fn(&Value) -> Result<T, ScalarError>,
     ) -> Result<T, JsonError> {
         match self.find(key) {
             None => Ok(T::default()),
-            Some((value, name)) => parse(value).map_err(|problem| self.at.key(name).error(problem)),
+            Some((value, name)) => {
+                parse(value).map_err(|problem| self.at.key(name).error(problem.to_string()))
+            }
         }
     }
 
@@ -109,9 +111,8 @@ impl<'v, 'p> Fields<'v, 'p> {
     pub(crate) fn hex_id(&self, key: Key, bytes: usize) -> Result<Vec<u8>, JsonError> {
         match self.find(key) {
             None => Ok(Vec::new()),
-            Some((value, name)) => {
-                hex_id_from_json(value, bytes).map_err(|problem| self.at.key(name).error(problem))
-            }
+            Some((value, name)) => hex_id_from_json(value, bytes)
+                .map_err(|problem| self.at.key(name).error(problem.to_string())),
         }
     }
 
@@ -147,10 +148,10 @@ impl<'v, 'p> Fields<'v, 'p> {
     pub(crate) fn scalars<T>(
         &self,
         key: Key,
-        parse: fn(&Value) -> Result<T, String>,
+        parse: fn(&Value) -> Result<T, ScalarError>,
     ) -> Result<Vec<T>, JsonError> {
         self.list(key, |value, at| {
-            parse(value).map_err(|problem| at.error(problem))
+            parse(value).map_err(|problem| at.error(problem.to_string()))
         })
     }
 }
@@ -169,19 +170,16 @@ impl Drop for Fields<'_, '_> {
 }
 
 /// OTLP/JSON writes trace, span and profile ids as case-insensitive hex.
-fn hex_id_from_json(value: &Value, bytes: usize) -> Result<Vec<u8>, String> {
+fn hex_id_from_json(value: &Value, bytes: usize) -> Result<Vec<u8>, ScalarError> {
     let Value::String(text) = value else {
-        return Err(format!("{} is not a hex string", describe(value)));
+        return Err(ScalarError::NotHexString(describe(value)));
     };
     if text.is_empty() {
         return Ok(Vec::new());
     }
-    let invalid = || {
-        format!(
-            "{} is not a hex id of {bytes} bytes ({} hex digits)",
-            describe(value),
-            bytes * 2
-        )
+    let invalid = || ScalarError::NotHexId {
+        value: describe(value),
+        bytes,
     };
     if text.len() != bytes * 2 {
         return Err(invalid());

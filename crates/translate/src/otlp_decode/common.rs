@@ -1,5 +1,6 @@
 //! The common messages: attributes (`KeyValue`) and their values.
 
+use super::field;
 use super::wire::{field_counts, fields, int32, int64};
 use super::{set_once, Fast, Unsupported};
 use crate::otlp::{any_value, AnyValue, ArrayValue, KeyValue, KeyValueList};
@@ -16,18 +17,22 @@ pub(super) fn any_value(message: &[u8], depth: usize) -> Fast<AnyValue> {
     for field in fields(message) {
         let field = field?;
         let decoded = match field.number {
-            1 => any_value::Value::StringValue(field.string()?),
-            2 => any_value::Value::BoolValue(field.varint()? != 0),
-            3 => any_value::Value::IntValue(int64(field.varint()?)),
-            4 => any_value::Value::DoubleValue(f64::from_bits(field.fixed64()?)),
-            5 => any_value::Value::ArrayValue(ArrayValue {
+            field::any_value::STRING_VALUE => any_value::Value::StringValue(field.string()?),
+            field::any_value::BOOL_VALUE => any_value::Value::BoolValue(field.varint()? != 0),
+            field::any_value::INT_VALUE => any_value::Value::IntValue(int64(field.varint()?)),
+            field::any_value::DOUBLE_VALUE => {
+                any_value::Value::DoubleValue(f64::from_bits(field.fixed64()?))
+            }
+            field::any_value::ARRAY_VALUE => any_value::Value::ArrayValue(ArrayValue {
                 values: elements(field.bytes()?, |element| any_value(element, depth + 1))?,
             }),
-            6 => any_value::Value::KvlistValue(KeyValueList {
+            field::any_value::KVLIST_VALUE => any_value::Value::KvlistValue(KeyValueList {
                 values: elements(field.bytes()?, |element| key_value(element, depth + 1))?,
             }),
-            7 => any_value::Value::BytesValue(field.bytes()?.to_vec()),
-            8 => any_value::Value::StringValueStrindex(int32(field.varint()?)),
+            field::any_value::BYTES_VALUE => any_value::Value::BytesValue(field.bytes()?.to_vec()),
+            field::any_value::STRING_VALUE_STRINDEX => {
+                any_value::Value::StringValueStrindex(int32(field.varint()?))
+            }
             _ => continue,
         };
         // prost keeps the last of two values, or merges two of a kind.
@@ -42,7 +47,7 @@ fn elements<T>(message: &[u8], decode: impl Fn(&[u8]) -> Fast<T>) -> Fast<Vec<T>
     let mut elements = Vec::with_capacity(count);
     for field in fields(message) {
         let field = field?;
-        if field.number == 1 {
+        if field.number == field::list::VALUES {
             elements.push(decode(field.bytes()?)?);
         }
     }
@@ -55,9 +60,11 @@ pub(super) fn key_value(message: &[u8], depth: usize) -> Fast<KeyValue> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => key_value.key = field.string()?,
-            2 => set_once(&mut key_value.value, any_value(field.bytes()?, depth)?)?,
-            3 => key_value.key_strindex = int32(field.varint()?),
+            field::key_value::KEY => key_value.key = field.string()?,
+            field::key_value::VALUE => {
+                set_once(&mut key_value.value, any_value(field.bytes()?, depth)?)?
+            }
+            field::key_value::KEY_STRINDEX => key_value.key_strindex = int32(field.varint()?),
             _ => {}
         }
     }

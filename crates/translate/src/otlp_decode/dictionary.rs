@@ -1,6 +1,7 @@
 //! The dictionary: the tables that profiles index into.
 
 use super::common::any_value;
+use super::field;
 use super::wire::{field_counts, fields, int32, int64};
 use super::{emptied, set_once, Fast, Refill};
 use crate::otlp::{
@@ -22,17 +23,23 @@ pub(super) fn dictionary(message: &[u8], dictionary: &mut ProfilesDictionary) ->
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => mapping(field.bytes()?, mapping_table.next()?)?,
-            2 => location(field.bytes()?, location_table.next()?, &mut lines)?,
-            3 => *function_table.next()? = function(field.bytes()?)?,
-            4 => *link_table.next()? = link(field.bytes()?)?,
-            5 => {
+            field::dictionary::MAPPING_TABLE => mapping(field.bytes()?, mapping_table.next()?)?,
+            field::dictionary::LOCATION_TABLE => {
+                location(field.bytes()?, location_table.next()?, &mut lines)?
+            }
+            field::dictionary::FUNCTION_TABLE => {
+                *function_table.next()? = function(field.bytes()?)?
+            }
+            field::dictionary::LINK_TABLE => *link_table.next()? = link(field.bytes()?)?,
+            field::dictionary::STRING_TABLE => {
                 let string = string_table.next()?;
                 string.clear();
                 string.push_str(field.str()?);
             }
-            6 => *attribute_table.next()? = attribute(field.bytes()?)?,
-            7 => stack(field.bytes()?, stack_table.next()?)?,
+            field::dictionary::ATTRIBUTE_TABLE => {
+                *attribute_table.next()? = attribute(field.bytes()?)?
+            }
+            field::dictionary::STACK_TABLE => stack(field.bytes()?, stack_table.next()?)?,
             _ => {}
         }
     }
@@ -47,11 +54,13 @@ fn mapping(message: &[u8], mapping: &mut Mapping) -> Fast<()> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => mapping.memory_start = field.varint()?,
-            2 => mapping.memory_limit = field.varint()?,
-            3 => mapping.file_offset = field.varint()?,
-            4 => mapping.filename_strindex = int32(field.varint()?),
-            5 => field.append_int32s(&mut mapping.attribute_indices)?,
+            field::mapping::MEMORY_START => mapping.memory_start = field.varint()?,
+            field::mapping::MEMORY_LIMIT => mapping.memory_limit = field.varint()?,
+            field::mapping::FILE_OFFSET => mapping.file_offset = field.varint()?,
+            field::mapping::FILENAME_STRINDEX => mapping.filename_strindex = int32(field.varint()?),
+            field::mapping::ATTRIBUTE_INDICES => {
+                field.append_int32s(&mut mapping.attribute_indices)?
+            }
             _ => {}
         }
     }
@@ -71,10 +80,12 @@ fn location(message: &[u8], location: &mut Location, lines: &mut Vec<Line>) -> F
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => location.mapping_index = int32(field.varint()?),
-            2 => location.address = field.varint()?,
-            3 => lines.push(line(field.bytes()?)?),
-            4 => field.append_int32s(&mut location.attribute_indices)?,
+            field::location::MAPPING_INDEX => location.mapping_index = int32(field.varint()?),
+            field::location::ADDRESS => location.address = field.varint()?,
+            field::location::LINES => lines.push(line(field.bytes()?)?),
+            field::location::ATTRIBUTE_INDICES => {
+                field.append_int32s(&mut location.attribute_indices)?
+            }
             _ => {}
         }
     }
@@ -88,9 +99,9 @@ fn line(message: &[u8]) -> Fast<Line> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => line.function_index = int32(field.varint()?),
-            2 => line.line = int64(field.varint()?),
-            3 => line.column = int64(field.varint()?),
+            field::line::FUNCTION_INDEX => line.function_index = int32(field.varint()?),
+            field::line::LINE => line.line = int64(field.varint()?),
+            field::line::COLUMN => line.column = int64(field.varint()?),
             _ => {}
         }
     }
@@ -102,10 +113,14 @@ fn function(message: &[u8]) -> Fast<Function> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => function.name_strindex = int32(field.varint()?),
-            2 => function.system_name_strindex = int32(field.varint()?),
-            3 => function.filename_strindex = int32(field.varint()?),
-            4 => function.start_line = int64(field.varint()?),
+            field::function::NAME_STRINDEX => function.name_strindex = int32(field.varint()?),
+            field::function::SYSTEM_NAME_STRINDEX => {
+                function.system_name_strindex = int32(field.varint()?)
+            }
+            field::function::FILENAME_STRINDEX => {
+                function.filename_strindex = int32(field.varint()?)
+            }
+            field::function::START_LINE => function.start_line = int64(field.varint()?),
             _ => {}
         }
     }
@@ -117,8 +132,8 @@ fn link(message: &[u8]) -> Fast<Link> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => link.trace_id = field.bytes()?.to_vec(),
-            2 => link.span_id = field.bytes()?.to_vec(),
+            field::link::TRACE_ID => link.trace_id = field.bytes()?.to_vec(),
+            field::link::SPAN_ID => link.span_id = field.bytes()?.to_vec(),
             _ => {}
         }
     }
@@ -130,9 +145,11 @@ fn attribute(message: &[u8]) -> Fast<KeyValueAndUnit> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => attribute.key_strindex = int32(field.varint()?),
-            2 => set_once(&mut attribute.value, any_value(field.bytes()?, 0)?)?,
-            3 => attribute.unit_strindex = int32(field.varint()?),
+            field::attribute::KEY_STRINDEX => attribute.key_strindex = int32(field.varint()?),
+            field::attribute::VALUE => {
+                set_once(&mut attribute.value, any_value(field.bytes()?, 0)?)?
+            }
+            field::attribute::UNIT_STRINDEX => attribute.unit_strindex = int32(field.varint()?),
             _ => {}
         }
     }
@@ -145,7 +162,7 @@ fn stack(message: &[u8], stack: &mut Stack) -> Fast<()> {
     };
     for field in fields(message) {
         let field = field?;
-        if field.number == 1 {
+        if field.number == field::stack::LOCATION_INDICES {
             field.append_int32s(&mut stack.location_indices)?;
         }
     }

@@ -16,6 +16,7 @@
 
 mod common;
 mod dictionary;
+pub mod field;
 mod profile;
 mod request;
 mod wire;

@@ -1,5 +1,6 @@
 //! A profile and its samples.
 
+use super::field;
 use super::wire::{field_counts, fields, int32, int64, uint32};
 use super::{emptied, set_once, Fast, Refill};
 use crate::otlp::{Profile, Sample, ValueType};
@@ -16,17 +17,27 @@ pub(super) fn profile(message: &[u8], profile: &mut Profile) -> Fast<()> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => set_once(&mut profile.sample_type, value_type(field.bytes()?)?)?,
-            2 => sample(field.bytes()?, kept_samples.next()?)?,
-            3 => profile.time_unix_nano = field.fixed64()?,
-            4 => profile.duration_nano = field.varint()?,
-            5 => set_once(&mut profile.period_type, value_type(field.bytes()?)?)?,
-            6 => profile.period = int64(field.varint()?),
-            7 => profile.profile_id = field.bytes()?.to_vec(),
-            8 => profile.dropped_attributes_count = uint32(field.varint()?),
-            9 => profile.original_payload_format = field.string()?,
-            10 => profile.original_payload = field.bytes()?.to_vec(),
-            11 => field.append_int32s(&mut profile.attribute_indices)?,
+            field::profile::SAMPLE_TYPE => {
+                set_once(&mut profile.sample_type, value_type(field.bytes()?)?)?
+            }
+            field::profile::SAMPLES => sample(field.bytes()?, kept_samples.next()?)?,
+            field::profile::TIME_UNIX_NANO => profile.time_unix_nano = field.fixed64()?,
+            field::profile::DURATION_NANO => profile.duration_nano = field.varint()?,
+            field::profile::PERIOD_TYPE => {
+                set_once(&mut profile.period_type, value_type(field.bytes()?)?)?
+            }
+            field::profile::PERIOD => profile.period = int64(field.varint()?),
+            field::profile::PROFILE_ID => profile.profile_id = field.bytes()?.to_vec(),
+            field::profile::DROPPED_ATTRIBUTES_COUNT => {
+                profile.dropped_attributes_count = uint32(field.varint()?)
+            }
+            field::profile::ORIGINAL_PAYLOAD_FORMAT => {
+                profile.original_payload_format = field.string()?
+            }
+            field::profile::ORIGINAL_PAYLOAD => profile.original_payload = field.bytes()?.to_vec(),
+            field::profile::ATTRIBUTE_INDICES => {
+                field.append_int32s(&mut profile.attribute_indices)?
+            }
             _ => {}
         }
     }
@@ -38,8 +49,8 @@ fn value_type(message: &[u8]) -> Fast<ValueType> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => value_type.type_strindex = int32(field.varint()?),
-            2 => value_type.unit_strindex = int32(field.varint()?),
+            field::value_type::TYPE_STRINDEX => value_type.type_strindex = int32(field.varint()?),
+            field::value_type::UNIT_STRINDEX => value_type.unit_strindex = int32(field.varint()?),
             _ => {}
         }
     }
@@ -56,11 +67,15 @@ fn sample(message: &[u8], sample: &mut Sample) -> Fast<()> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => sample.stack_index = int32(field.varint()?),
-            2 => field.append_int32s(&mut sample.attribute_indices)?,
-            3 => sample.link_index = int32(field.varint()?),
-            4 => field.append_int64s(&mut sample.values)?,
-            5 => field.append_fixed64s(&mut sample.timestamps_unix_nano)?,
+            field::sample::STACK_INDEX => sample.stack_index = int32(field.varint()?),
+            field::sample::ATTRIBUTE_INDICES => {
+                field.append_int32s(&mut sample.attribute_indices)?
+            }
+            field::sample::LINK_INDEX => sample.link_index = int32(field.varint()?),
+            field::sample::VALUES => field.append_int64s(&mut sample.values)?,
+            field::sample::TIMESTAMPS_UNIX_NANO => {
+                field.append_fixed64s(&mut sample.timestamps_unix_nano)?
+            }
             _ => {}
         }
     }

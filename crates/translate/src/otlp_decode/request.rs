@@ -4,6 +4,7 @@ use opentelemetry_proto::tonic::common::v1::EntityRef;
 
 use super::common::key_value;
 use super::dictionary::dictionary;
+use super::field;
 use super::profile::profile;
 use super::wire::{field_counts, fields, uint32};
 use super::{set_once, Fast, Refill, Unsupported};
@@ -26,8 +27,10 @@ pub(super) fn request(
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => resource_profile(field.bytes()?, resources.next()?)?,
-            2 => {
+            field::export_request::RESOURCE_PROFILES => {
+                resource_profile(field.bytes()?, resources.next()?)?
+            }
+            field::export_request::DICTIONARY => {
                 // prost merges a second dictionary into the first.
                 if request.dictionary.is_some() {
                     return Err(Unsupported);
@@ -53,9 +56,13 @@ fn resource_profile(message: &[u8], resource_profile: &mut ResourceProfiles) -> 
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => set_once(&mut resource_profile.resource, resource(field.bytes()?)?)?,
-            2 => scope_profile(field.bytes()?, scopes.next()?)?,
-            3 => resource_profile.schema_url = field.string()?,
+            field::resource_profiles::RESOURCE => {
+                set_once(&mut resource_profile.resource, resource(field.bytes()?)?)?
+            }
+            field::resource_profiles::SCOPE_PROFILES => {
+                scope_profile(field.bytes()?, scopes.next()?)?
+            }
+            field::resource_profiles::SCHEMA_URL => resource_profile.schema_url = field.string()?,
             _ => {}
         }
     }
@@ -72,9 +79,11 @@ fn resource(message: &[u8]) -> Fast<Resource> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => resource.attributes.push(key_value(field.bytes()?, 0)?),
-            2 => resource.dropped_attributes_count = uint32(field.varint()?),
-            3 => resource.entity_refs.push(entity_ref(field.bytes()?)?),
+            field::resource::ATTRIBUTES => resource.attributes.push(key_value(field.bytes()?, 0)?),
+            field::resource::DROPPED_ATTRIBUTES_COUNT => {
+                resource.dropped_attributes_count = uint32(field.varint()?)
+            }
+            field::resource::ENTITY_REFS => resource.entity_refs.push(entity_ref(field.bytes()?)?),
             _ => {}
         }
     }
@@ -91,10 +100,12 @@ fn entity_ref(message: &[u8]) -> Fast<EntityRef> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => entity_ref.schema_url = field.string()?,
-            2 => entity_ref.r#type = field.string()?,
-            3 => entity_ref.id_keys.push(field.string()?),
-            4 => entity_ref.description_keys.push(field.string()?),
+            field::entity_ref::SCHEMA_URL => entity_ref.schema_url = field.string()?,
+            field::entity_ref::TYPE => entity_ref.r#type = field.string()?,
+            field::entity_ref::ID_KEYS => entity_ref.id_keys.push(field.string()?),
+            field::entity_ref::DESCRIPTION_KEYS => {
+                entity_ref.description_keys.push(field.string()?)
+            }
             _ => {}
         }
     }
@@ -111,9 +122,11 @@ fn scope_profile(message: &[u8], scope_profile: &mut ScopeProfiles) -> Fast<()> 
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => set_once(&mut scope_profile.scope, scope(field.bytes()?)?)?,
-            2 => profile(field.bytes()?, kept_profiles.next()?)?,
-            3 => scope_profile.schema_url = field.string()?,
+            field::scope_profiles::SCOPE => {
+                set_once(&mut scope_profile.scope, scope(field.bytes()?)?)?
+            }
+            field::scope_profiles::PROFILES => profile(field.bytes()?, kept_profiles.next()?)?,
+            field::scope_profiles::SCHEMA_URL => scope_profile.schema_url = field.string()?,
             _ => {}
         }
     }
@@ -129,10 +142,12 @@ fn scope(message: &[u8]) -> Fast<InstrumentationScope> {
     for field in fields(message) {
         let field = field?;
         match field.number {
-            1 => scope.name = field.string()?,
-            2 => scope.version = field.string()?,
-            3 => scope.attributes.push(key_value(field.bytes()?, 0)?),
-            4 => scope.dropped_attributes_count = uint32(field.varint()?),
+            field::scope::NAME => scope.name = field.string()?,
+            field::scope::VERSION => scope.version = field.string()?,
+            field::scope::ATTRIBUTES => scope.attributes.push(key_value(field.bytes()?, 0)?),
+            field::scope::DROPPED_ATTRIBUTES_COUNT => {
+                scope.dropped_attributes_count = uint32(field.varint()?)
+            }
             _ => {}
         }
     }

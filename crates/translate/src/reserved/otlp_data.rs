@@ -66,6 +66,8 @@ pub(crate) enum OtlpDataError {
     Syntax(String),
     #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
+    Value(#[from] crate::json::JsonError),
 }
 
 fn invalid(problem: impl Into<String>) -> OtlpDataError {
@@ -199,7 +201,7 @@ fn attribute_from_json(value: &Value) -> Result<Attribute, OtlpDataError> {
     };
     let value = match object.get("value") {
         None => AnyValue::default(),
-        Some(v) => any_value_from_json(v).map_err(OtlpDataError::Invalid)?,
+        Some(v) => any_value_from_json(v)?,
     };
     Ok(Attribute {
         key: text("key")?,

@@ -6,21 +6,19 @@
 //! directly for those that only write it out, which skips building a
 //! `Sample` per observation.
 
+use profbridge_pprof::wire::field::{profile, sample};
 use profbridge_pprof::wire::{
-    put_packed, put_varint, varint_len, write_after_locations, write_label, write_mappings,
-    write_sample_types,
+    put_packed, put_varint, tag, varint_len, write_after_locations, write_label, write_mappings,
+    write_sample_types, LEN,
 };
 use profbridge_pprof::{Label, Profile as Pprof, Sample};
 
 use super::rows::{index32, Rows, Span};
 
-/// profile.proto's `Profile.sample` and `Sample.label` field numbers.
-const PROFILE_SAMPLE: u8 = 2;
-const SAMPLE_LOCATION_ID: u8 = 1;
-const SAMPLE_VALUE: u8 = 2;
-const SAMPLE_LABEL: u8 = 3;
-const PROFILE_SAMPLE_TAG: u8 = PROFILE_SAMPLE << 3 | 2;
-const SAMPLE_LABEL_TAG: u8 = SAMPLE_LABEL << 3 | 2;
+const SAMPLE_LOCATION_ID: u8 = sample::LOCATION_ID;
+const SAMPLE_VALUE: u8 = sample::VALUE;
+const PROFILE_SAMPLE_TAG: u8 = tag(profile::SAMPLE, LEN);
+const SAMPLE_LABEL_TAG: u8 = tag(sample::LABEL, LEN);
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct Samples {
@@ -380,7 +378,7 @@ impl SampleParts<'_> {
 /// written, which moves them only when it takes more than a byte.
 fn put_packed_once(out: &mut Vec<u8>, field: u8, values: impl Iterator<Item = u64>) {
     let start = out.len();
-    out.push(field << 3 | 2);
+    out.push(tag(field, LEN));
     out.push(0);
     let body_start = out.len();
     for value in values {
@@ -497,7 +495,7 @@ mod tests {
             let mut fast = Vec::new();
             put_label(&mut fast, &label);
             let mut general = Vec::new();
-            profbridge_pprof::wire::put_message(&mut general, SAMPLE_LABEL, |out| {
+            profbridge_pprof::wire::put_message(&mut general, sample::LABEL, |out| {
                 write_label(&label, out)
             });
             assert_eq!(fast, general);

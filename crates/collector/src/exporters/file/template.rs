@@ -32,16 +32,41 @@ pub struct PathTemplate {
     components: Vec<TemplateComponent>,
 }
 
+/// What is wrong with a path template; each but `Empty` names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    #[error("the path template is empty")]
+    Empty,
+    #[error("the path template {0:?} is absolute; it must be relative to the exporter's path")]
+    Absolute(String),
+    #[error("the path template {0:?} has a backslash; separate directories with /")]
+    Backslash(String),
+    #[error("the path template {0:?} has a control character")]
+    ControlCharacter(String),
+    #[error("the path template {0:?} has an empty {{}}")]
+    EmptyPlaceholder(String),
+    #[error("the path template {0:?} has a {{ that is not closed by }}")]
+    UnclosedPlaceholder(String),
+    #[error("the path template {0:?} has an empty component (// or a trailing /)")]
+    EmptyComponent(String),
+    #[error("the path template {template:?} has a {component:?} component; it may not leave or name its directory")]
+    DotComponent { template: String, component: String },
+    #[error(
+        "the path template {template:?} has a component {component:?} that is not a plain name"
+    )]
+    NotAPlainName { template: String, component: String },
+    #[error("the path template {0:?} has a component that could exceed {MAX_COMPONENT_BYTES} bytes; use fewer placeholders or less text in it")]
+    TooLong(String),
+}
+
 impl PathTemplate {
     /// Parses and checks a template; the error says what is wrong with it.
-    pub fn parse(template: &str) -> Result<Self, String> {
+    pub fn parse(template: &str) -> Result<Self, TemplateError> {
         if template.is_empty() {
-            return Err("the path template is empty".to_owned());
+            return Err(TemplateError::Empty);
         }
         if template.starts_with('/') || Path::new(template).has_root() {
-            return Err(format!(
-                "the path template {template:?} is absolute; it must be relative to the exporter's path"
-            ));
+            return Err(TemplateError::Absolute(template.to_owned()));
         }
         let components = split_components(template)?
             .into_iter()
@@ -73,7 +98,7 @@ impl PathTemplate {
 }
 
 /// The template's pieces, split into components at each `/` outside braces.
-fn split_components(template: &str) -> Result<Vec<Vec<Piece>>, String> {
+fn split_components(template: &str) -> Result<Vec<Vec<Piece>>, TemplateError> {
     let mut components = Vec::new();
     let mut pieces = Vec::new();
     let mut literal = String::new();
@@ -92,15 +117,9 @@ fn split_components(template: &str) -> Result<Vec<Vec<Piece>>, String> {
                 }
                 components.push(std::mem::take(&mut pieces));
             }
-            '\\' => {
-                return Err(format!(
-                    "the path template {template:?} has a backslash; separate directories with /"
-                ))
-            }
+            '\\' => return Err(TemplateError::Backslash(template.to_owned())),
             c if c.is_control() => {
-                return Err(format!(
-                    "the path template {template:?} has a control character"
-                ))
+                return Err(TemplateError::ControlCharacter(template.to_owned()))
             }
             c => literal.push(c),
         }
@@ -113,25 +132,29 @@ fn split_components(template: &str) -> Result<Vec<Vec<Piece>>, String> {
 }
 
 /// Reads a placeholder's name up to its `}`.
-fn placeholder_name(template: &str, chars: &mut std::str::Chars<'_>) -> Result<String, String> {
+fn placeholder_name(
+    template: &str,
+    chars: &mut std::str::Chars<'_>,
+) -> Result<String, TemplateError> {
     let mut name = String::new();
     for c in chars.by_ref() {
         match c {
             '}' if name.is_empty() => {
-                return Err(format!("the path template {template:?} has an empty {{}}"))
+                return Err(TemplateError::EmptyPlaceholder(template.to_owned()))
             }
             '}' => return Ok(name),
             '{' => break,
             c => name.push(c),
         }
     }
-    Err(format!(
-        "the path template {template:?} has a {{ that is not closed by }}"
-    ))
+    Err(TemplateError::UnclosedPlaceholder(template.to_owned()))
 }
 
 /// Checks one component's literal text and works out its value budget.
-fn checked_component(template: &str, pieces: Vec<Piece>) -> Result<TemplateComponent, String> {
+fn checked_component(
+    template: &str,
+    pieces: Vec<Piece>,
+) -> Result<TemplateComponent, TemplateError> {
     let mut literal_bytes = 0;
     let mut placeholders = 0;
     for piece in &pieces {
@@ -149,22 +172,22 @@ fn checked_component(template: &str, pieces: Vec<Piece>) -> Result<TemplateCompo
         .collect();
     if placeholders == 0 {
         if text.is_empty() {
-            return Err(format!(
-                "the path template {template:?} has an empty component (// or a trailing /)"
-            ));
+            return Err(TemplateError::EmptyComponent(template.to_owned()));
         }
         if text.chars().all(|c| c == '.') {
-            return Err(format!(
-                "the path template {template:?} has a {text:?} component; it may not leave or name its directory"
-            ));
+            return Err(TemplateError::DotComponent {
+                template: template.to_owned(),
+                component: text,
+            });
         }
         if !matches!(
             Path::new(&text).components().next(),
             Some(Component::Normal(_))
         ) {
-            return Err(format!(
-                "the path template {template:?} has a component {text:?} that is not a plain name"
-            ));
+            return Err(TemplateError::NotAPlainName {
+                template: template.to_owned(),
+                component: text,
+            });
         }
     }
     let value_budget = match MAX_COMPONENT_BYTES.checked_sub(literal_bytes) {
@@ -173,10 +196,7 @@ fn checked_component(template: &str, pieces: Vec<Piece>) -> Result<TemplateCompo
         None => 0,
     };
     if value_budget < MIN_VALUE_BYTES {
-        return Err(format!(
-            "the path template {template:?} has a component that could exceed {MAX_COMPONENT_BYTES} bytes; \
-             use fewer placeholders or less text in it"
-        ));
+        return Err(TemplateError::TooLong(template.to_owned()));
     }
     Ok(TemplateComponent {
         pieces,

@@ -4,25 +4,32 @@
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Temporary files start with this, so that a dot hides them and retention
 /// skips them.
 pub const TEMP_PREFIX: &str = ".profbridge-";
 
-/// Numbers temporary files; shared by all exporters of the process, so two
-/// exporters writing to one directory never pick the same temporary name.
-static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
+/// How many taken temporary names [`FileWriter::write_atomically`] skips
+/// before it gives up.
+const TEMP_NAME_ATTEMPTS: u32 = 1000;
 
 #[derive(Debug)]
 pub struct FileWriter {
     fsync: bool,
+    /// Numbers this writer's temporary files. Another writer of the process
+    /// may count the same numbers in the same directory: a name already
+    /// taken is skipped.
+    next_temp: AtomicU64,
 }
 
 impl FileWriter {
     pub fn new(fsync: bool) -> Self {
-        Self { fsync }
+        Self {
+            fsync,
+            next_temp: AtomicU64::new(0),
+        }
     }
 
     /// Writes `bytes` to `path` through a temporary file in the same
@@ -31,20 +38,43 @@ impl FileWriter {
     pub fn write_atomically(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         let directory = parent_of(path)?;
         fs::create_dir_all(directory)?;
-        let temp = directory.join(format!(
-            "{TEMP_PREFIX}{}-{}.tmp",
-            std::process::id(),
-            NEXT_TEMP.fetch_add(1, Ordering::Relaxed)
-        ));
-        let written = self.write_then_rename(&temp, path, bytes);
+        let (temp, file) = self.create_temp(directory)?;
+        let written = self.write_then_rename(file, &temp, path, bytes);
         if written.is_err() {
             let _ = fs::remove_file(&temp);
         }
         written
     }
 
-    fn write_then_rename(&self, temp: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        let mut file = OpenOptions::new().write(true).create_new(true).open(temp)?;
+    /// A new temporary file in `directory`, `.profbridge-PID-N.tmp`.
+    fn create_temp(&self, directory: &Path) -> io::Result<(PathBuf, fs::File)> {
+        let mut attempts = 0;
+        loop {
+            let temp = directory.join(format!(
+                "{TEMP_PREFIX}{}-{}.tmp",
+                std::process::id(),
+                self.next_temp.fetch_add(1, Ordering::Relaxed)
+            ));
+            match OpenOptions::new().write(true).create_new(true).open(&temp) {
+                Ok(file) => return Ok((temp, file)),
+                Err(error)
+                    if error.kind() == io::ErrorKind::AlreadyExists
+                        && attempts < TEMP_NAME_ATTEMPTS =>
+                {
+                    attempts += 1;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    fn write_then_rename(
+        &self,
+        mut file: fs::File,
+        temp: &Path,
+        path: &Path,
+        bytes: &[u8],
+    ) -> io::Result<()> {
         file.write_all(bytes)?;
         if self.fsync {
             file.sync_all()?;

@@ -158,7 +158,7 @@ pub(crate) fn with_root_cause(text: String, error: &dyn std::error::Error) -> St
 fn channel_endpoint(
     config: &OtlpExporterConfig,
 ) -> Result<(Endpoint, Option<UnverifiedTlsConnector>), String> {
-    let (scheme, rest) = split_scheme(&config.endpoint)?;
+    let (scheme, rest) = split_scheme(&config.endpoint).map_err(|e| e.to_string())?;
     let authority = rest.trim_end_matches('/');
     if authority.contains('/') {
         return Err(format!(
@@ -166,7 +166,7 @@ fn channel_endpoint(
             config.endpoint
         ));
     }
-    let tls = uses_tls(scheme, &config.tls)?;
+    let tls = uses_tls(scheme, &config.tls).map_err(|e| e.to_string())?;
     // Without verification the connector does TLS, and tonic, seeing
     // https://, would try to do it again.
     let unverified = tls && config.tls.insecure_skip_verify;
@@ -186,8 +186,11 @@ fn channel_endpoint(
         return Ok((endpoint, None));
     }
     if unverified {
-        let identity = TlsFiles::read(&config.tls)?.identity;
-        return Ok((endpoint, Some(UnverifiedTlsConnector::new(identity)?)));
+        let identity = TlsFiles::read(&config.tls)
+            .map_err(|e| e.to_string())?
+            .identity;
+        let connector = UnverifiedTlsConnector::new(identity).map_err(|e| e.to_string())?;
+        return Ok((endpoint, Some(connector)));
     }
     let endpoint = endpoint
         .tls_config(client_tls(&config.tls)?)
@@ -196,7 +199,7 @@ fn channel_endpoint(
 }
 
 fn client_tls(config: &TlsConfig) -> Result<ClientTlsConfig, String> {
-    let files = TlsFiles::read(config)?;
+    let files = TlsFiles::read(config).map_err(|e| e.to_string())?;
     let mut tls = ClientTlsConfig::new();
     tls = match files.ca {
         Some(ca) => tls.ca_certificate(tonic::transport::Certificate::from_pem(ca)),

@@ -26,6 +26,8 @@ use tokio_rustls::TlsConnector;
 use tonic::codegen::http::Uri;
 use tonic::codegen::Service;
 
+use super::tls::ClientTlsError;
+
 /// Accepts every server certificate; checks handshake signatures only.
 #[derive(Debug)]
 struct AcceptAnyServerCertificate(Arc<CryptoProvider>);
@@ -89,11 +91,11 @@ impl std::fmt::Debug for UnverifiedTlsConnector {
 
 impl UnverifiedTlsConnector {
     /// `identity`: a PEM client certificate chain and key, for mutual TLS.
-    pub fn new(identity: Option<(Vec<u8>, Vec<u8>)>) -> Result<Self, String> {
+    pub fn new(identity: Option<(Vec<u8>, Vec<u8>)>) -> Result<Self, ClientTlsError> {
         let provider = Arc::new(ring::default_provider());
         let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
-            .map_err(|error| error.to_string())?
+            .map_err(ClientTlsError::Protocols)?
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAnyServerCertificate(provider)));
         let mut config = match identity {
@@ -101,12 +103,11 @@ impl UnverifiedTlsConnector {
             Some((cert, key)) => {
                 let chain = CertificateDer::pem_slice_iter(&cert)
                     .collect::<Result<Vec<_>, _>>()
-                    .map_err(|error| format!("tls.cert_file: {error}"))?;
-                let key = PrivateKeyDer::from_pem_slice(&key)
-                    .map_err(|error| format!("tls.key_file: {error}"))?;
+                    .map_err(ClientTlsError::Certificate)?;
+                let key = PrivateKeyDer::from_pem_slice(&key).map_err(ClientTlsError::Key)?;
                 builder
                     .with_client_auth_cert(chain, key)
-                    .map_err(|error| format!("tls.cert_file and tls.key_file: {error}"))?
+                    .map_err(ClientTlsError::CertificateAndKey)?
             }
         };
         // gRPC servers may insist on HTTP/2 being negotiated.

@@ -20,16 +20,27 @@ pub(super) fn content_type(encoding: Encoding) -> &'static str {
     }
 }
 
+/// A batch that could not be compressed.
+#[derive(Debug, thiserror::Error)]
+#[error("{compression}: {error}")]
+pub(super) struct CompressError {
+    compression: &'static str,
+    error: std::io::Error,
+}
+
 pub(super) fn encode(
     request: &ExportProfilesServiceRequest,
     encoding: Encoding,
     compression: Compression,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, CompressError> {
     let raw = match encoding {
         Encoding::Proto => request.encode_to_vec(),
         Encoding::Json => request_to_json_string(request).into_bytes(),
     };
-    compress(raw, compression).map_err(|error| format!("{}: {error}", compression.name()))
+    compress(raw, compression).map_err(|error| CompressError {
+        compression: compression.name(),
+        error,
+    })
 }
 
 fn compress(raw: Vec<u8>, compression: Compression) -> std::io::Result<Vec<u8>> {

@@ -61,7 +61,7 @@ impl OtlpHttpExporter {
                 tls,
                 Some(config.helper.timeout.0).filter(|timeout| !timeout.is_zero()),
             )
-            .map_err(invalid)?,
+            .map_err(|e| invalid(e.to_string()))?,
             headers,
             encoding: config.encoding,
             compression: config.compression,
@@ -113,8 +113,8 @@ fn profiles_url(config: &OtlpHttpExporterConfig) -> Result<(Url, bool), String> 
     if given.trim().is_empty() {
         return Err("set endpoint (or profiles_endpoint)".to_owned());
     }
-    let (scheme, rest) = split_scheme(given)?;
-    let tls = uses_tls(scheme, &config.tls)?;
+    let (scheme, rest) = split_scheme(given).map_err(|e| e.to_string())?;
+    let tls = uses_tls(scheme, &config.tls).map_err(|e| e.to_string())?;
     let mut text = format!("{}://{rest}", if tls { "https" } else { "http" });
     if append_path {
         text = format!("{}{PROFILES_PATH}", text.trim_end_matches('/'));

@@ -145,10 +145,10 @@ impl PyroscopeExporterConfig {
                 "endpoint",
                 "is empty; name the Pyroscope server, like http://pyroscope:4040",
             ));
-        } else if let Err(reason) = split_scheme(&self.endpoint)
+        } else if let Err(error) = split_scheme(&self.endpoint)
             .and_then(|(scheme, _)| uses_tls(scheme, &self.tls).map(|_| ()))
         {
-            problems.push(Problem::new("endpoint", reason));
+            problems.push(Problem::new("endpoint", error.to_string()));
         }
         for (name, value) in &self.headers {
             let path = format!("headers.{name}");

@@ -56,7 +56,7 @@ use profbridge_translate::{PprofConverter, ToPprofOptions};
 
 use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
-use super::otlp::tls::{split_scheme, uses_tls};
+use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
 use crate::pipeline::Batch;
@@ -107,13 +107,13 @@ impl PyroscopeExporter {
             let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
             return Err(invalid(text.join("; ")));
         }
-        let (url, tls) = api_url(config).map_err(invalid)?;
+        let (url, tls) = api_url(config).map_err(|e| invalid(e.to_string()))?;
         let timeout = Some(config.helper.timeout.0).filter(|timeout| !timeout.is_zero());
         Ok(Self {
             api: config.api,
             url,
-            client: client(&config.tls, tls, timeout).map_err(invalid)?,
-            headers: headers(config).map_err(invalid)?,
+            client: client(&config.tls, tls, timeout).map_err(|e| invalid(e.to_string()))?,
+            headers: headers(config).map_err(|e| invalid(e.to_string()))?,
             basic_auth: config.basic_auth.clone(),
             timeout,
             naming: Arc::new(Naming::new(
@@ -286,9 +286,29 @@ fn prepare(naming: &Naming, batch: &Batch, api: PyroscopeApi) -> Result<Vec<Push
         .collect())
 }
 
+/// A Pyroscope exporter configuration that cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum SetupError {
+    #[error(transparent)]
+    Tls(#[from] ClientTlsError),
+    #[error("{given:?} is not a URL: {error}")]
+    NotAUrl {
+        given: String,
+        error: <Url as std::str::FromStr>::Err,
+    },
+    #[error("{0:?} has no host")]
+    NoHost(String),
+    #[error("{0:?} has a query or fragment; give the base URL only")]
+    QueryOrFragment(String),
+    #[error("headers: {0:?} is not a valid header name")]
+    HeaderName(String),
+    #[error("a header value is not valid in HTTP")]
+    HeaderValue,
+}
+
 /// `{endpoint}/push.v1.PusherService/Push` or `{endpoint}/ingest`, and
 /// whether it uses TLS.
-fn api_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), String> {
+fn api_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), SetupError> {
     let path = match config.api {
         PyroscopeApi::Push => PUSH_PATH,
         PyroscopeApi::Ingest => INGEST_PATH,
@@ -301,23 +321,24 @@ fn api_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), String> {
         if tls { "https" } else { "http" },
         rest.trim_end_matches('/')
     );
-    let url = Url::parse(&text).map_err(|error| format!("{given:?} is not a URL: {error}"))?;
+    let url = Url::parse(&text).map_err(|error| SetupError::NotAUrl {
+        given: given.to_owned(),
+        error,
+    })?;
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{given:?} has no host"));
+        return Err(SetupError::NoHost(given.to_owned()));
     }
     if url.query().is_some() || url.fragment().is_some() {
-        return Err(format!(
-            "{given:?} has a query or fragment; give the base URL only"
-        ));
+        return Err(SetupError::QueryOrFragment(given.to_owned()));
     }
     Ok((url, tls))
 }
 
-fn headers(config: &PyroscopeExporterConfig) -> Result<HeaderMap, String> {
+fn headers(config: &PyroscopeExporterConfig) -> Result<HeaderMap, SetupError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("headers: {name:?} is not a valid header name"))?;
+            .map_err(|_| SetupError::HeaderName(name.clone()))?;
         headers.insert(name, sensitive(value)?);
     }
     if let Some(tenant) = &config.tenant_id {
@@ -343,9 +364,8 @@ fn headers(config: &PyroscopeExporterConfig) -> Result<HeaderMap, String> {
 
 /// A header value kept out of Debug output: headers often carry
 /// credentials.
-fn sensitive(value: &str) -> Result<HeaderValue, String> {
-    let mut value = HeaderValue::from_str(value)
-        .map_err(|_| "a header value is not valid in HTTP".to_owned())?;
+fn sensitive(value: &str) -> Result<HeaderValue, SetupError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| SetupError::HeaderValue)?;
     value.set_sensitive(true);
     Ok(value)
 }
@@ -355,7 +375,7 @@ mod tests {
     use super::*;
     use crate::exporters::otlp::config::TlsConfig;
 
-    fn url_of(endpoint: &str, tls: TlsConfig) -> Result<String, String> {
+    fn url_of(endpoint: &str, tls: TlsConfig) -> Result<String, SetupError> {
         let config = PyroscopeExporterConfig {
             endpoint: endpoint.to_owned(),
             tls,

@@ -2,7 +2,6 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::config::RetryConfig;
@@ -15,6 +14,7 @@ pub struct Backoff {
     multiplier: f64,
     randomization_factor: f64,
     max_elapsed: Option<Duration>,
+    jitter: Jitter,
 }
 
 impl Backoff {
@@ -26,6 +26,7 @@ impl Backoff {
             multiplier: config.multiplier.max(1.0),
             randomization_factor: config.randomization_factor.clamp(0.0, 1.0),
             max_elapsed: Some(config.max_elapsed_time.0).filter(|limit| !limit.is_zero()),
+            jitter: Jitter::new(),
         }
     }
 
@@ -51,9 +52,8 @@ impl Backoff {
         retry_after: Option<Duration>,
         elapsed: Duration,
     ) -> Option<Duration> {
-        let wait = self
-            .next_wait(random_unit())
-            .max(retry_after.unwrap_or_default());
+        let random = self.jitter.next_unit();
+        let wait = self.next_wait(random).max(retry_after.unwrap_or_default());
         match self.max_elapsed {
             Some(limit) if elapsed.saturating_add(wait) > limit => None,
             _ => Some(wait),
@@ -61,12 +61,29 @@ impl Backoff {
     }
 }
 
-/// A number in `[0, 1)`, different at each call; good enough for jitter.
-fn random_unit() -> f64 {
-    static CALLS: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = RandomState::new().build_hasher();
-    hasher.write_u64(CALLS.fetch_add(1, Ordering::Relaxed));
-    (hasher.finish() >> 11) as f64 / (1_u64 << 53) as f64
+/// Numbers in `[0, 1)` for one backoff's jitter: a counter hashed with
+/// keys of its own, so that backoffs started together spread apart.
+#[derive(Debug, Clone)]
+struct Jitter {
+    keys: RandomState,
+    calls: u64,
+}
+
+impl Jitter {
+    fn new() -> Self {
+        Self {
+            keys: RandomState::new(),
+            calls: 0,
+        }
+    }
+
+    /// A number in `[0, 1)`, different at each call; good enough for jitter.
+    fn next_unit(&mut self) -> f64 {
+        let mut hasher = self.keys.build_hasher();
+        hasher.write_u64(self.calls);
+        self.calls = self.calls.wrapping_add(1);
+        (hasher.finish() >> 11) as f64 / (1_u64 << 53) as f64
+    }
 }
 
 #[cfg(test)]
@@ -152,7 +169,8 @@ mod tests {
 
     #[test]
     fn random_units_are_in_range_and_vary() {
-        let values: Vec<f64> = (0..100).map(|_| random_unit()).collect();
+        let mut jitter = Jitter::new();
+        let values: Vec<f64> = (0..100).map(|_| jitter.next_unit()).collect();
         assert!(values.iter().all(|v| (0.0..1.0).contains(v)));
         assert!(values.iter().any(|v| (v - values[0]).abs() > 1e-9));
     }

@@ -32,7 +32,7 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 pub use config::{BatchProcessorConfig, DEFAULT_SEND_BATCH_SIZE, DEFAULT_TIMEOUT};
 pub use factory::BatchProcessorFactory;
 
-use super::join_problems;
+use super::InvalidOptions;
 use crate::pipeline::{Batch, Processed, Processor};
 use split::{split, Limits};
 
@@ -51,10 +51,10 @@ pub struct Batcher {
 
 impl Batcher {
     /// Fails with every problem of the options, one per line.
-    pub fn new(config: &BatchProcessorConfig) -> Result<Self, String> {
+    pub fn new(config: &BatchProcessorConfig) -> Result<Self, InvalidOptions> {
         let problems = config.problems();
         if !problems.is_empty() {
-            return Err(join_problems(&problems));
+            return Err(InvalidOptions(problems));
         }
         let max_bytes = usize::try_from(config.send_batch_max_bytes.0).unwrap_or(usize::MAX);
         Ok(Self {
@@ -306,6 +306,7 @@ mod tests {
         };
         assert!(Batcher::new(&config)
             .unwrap_err()
+            .to_string()
             .starts_with("send_batch_max_size: 5 is less than send_batch_size (10)"));
     }
 }

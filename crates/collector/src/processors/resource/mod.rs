@@ -16,7 +16,7 @@ use profbridge_translate::otlp::{
 pub use config::{Action, AttributeAction, AttributeValue, ResourceProcessorConfig};
 pub use factory::ResourceProcessorFactory;
 
-use super::join_problems;
+use super::InvalidOptions;
 use crate::pipeline::{Batch, Processed, Processor};
 
 #[derive(Debug, Clone)]
@@ -40,10 +40,10 @@ enum Source {
 
 impl ResourceProcessor {
     /// Fails with every problem of the options, one per line.
-    pub fn new(config: &ResourceProcessorConfig) -> Result<Self, String> {
+    pub fn new(config: &ResourceProcessorConfig) -> Result<Self, InvalidOptions> {
         let problems = config.problems();
         if !problems.is_empty() {
-            return Err(join_problems(&problems));
+            return Err(InvalidOptions(problems));
         }
         let actions = config
             .attributes
@@ -282,7 +282,7 @@ mod tests {
             }],
         };
         assert_eq!(
-            ResourceProcessor::new(&config).unwrap_err(),
+            ResourceProcessor::new(&config).unwrap_err().to_string(),
             "attributes[0].value: action insert needs a value (or from_attribute)"
         );
     }

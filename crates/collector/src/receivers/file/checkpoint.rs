@@ -44,6 +44,23 @@ struct Stored {
 
 const VERSION: u32 = 1;
 
+/// A checkpoint file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum CheckpointError {
+    #[error("cannot read checkpoint {}: {error}", path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("checkpoint {} is damaged: {error}", path.display())]
+    Damaged {
+        path: PathBuf,
+        error: serde_json::Error,
+    },
+    #[error("checkpoint {} has version {version}; this profbridge reads version {VERSION}", path.display())]
+    Version { path: PathBuf, version: u32 },
+}
+
 pub(super) struct Checkpoint {
     path: PathBuf,
     entries: BTreeMap<String, (FileIdentity, Disposition)>,
@@ -52,7 +69,7 @@ pub(super) struct Checkpoint {
 
 impl Checkpoint {
     /// The checkpoint at `path`, and whether it existed.
-    pub fn load(path: &Path) -> Result<(Self, bool), String> {
+    pub fn load(path: &Path) -> Result<(Self, bool), CheckpointError> {
         let mut checkpoint = Self {
             path: path.to_path_buf(),
             entries: BTreeMap::new(),
@@ -64,20 +81,22 @@ impl Checkpoint {
                 return Ok((checkpoint, false))
             }
             Err(error) => {
-                return Err(format!(
-                    "cannot read checkpoint {}: {error}",
-                    path.display()
-                ))
+                return Err(CheckpointError::Read {
+                    path: path.to_path_buf(),
+                    error,
+                })
             }
         };
-        let stored: Stored = serde_json::from_slice(&text)
-            .map_err(|error| format!("checkpoint {} is damaged: {error}", path.display()))?;
+        let stored: Stored =
+            serde_json::from_slice(&text).map_err(|error| CheckpointError::Damaged {
+                path: path.to_path_buf(),
+                error,
+            })?;
         if stored.version != VERSION {
-            return Err(format!(
-                "checkpoint {} has version {}; this profbridge reads version {VERSION}",
-                path.display(),
-                stored.version
-            ));
+            return Err(CheckpointError::Version {
+                path: path.to_path_buf(),
+                version: stored.version,
+            });
         }
         for entry in stored.files {
             checkpoint
@@ -189,6 +208,7 @@ mod tests {
         assert!(Checkpoint::load(&path)
             .err()
             .unwrap()
+            .to_string()
             .contains("is damaged"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -3,27 +3,51 @@
 use std::io::Read;
 use std::path::Path;
 
-use profbridge_pprof::{
-    decode_keeping_raw, detect_format, gunzip, is_gzip, parse_folded, parse_legacy, DecodeOptions,
-    Format, Profile, DEFAULT_FOLDED_SAMPLE_TYPE,
-};
-use profbridge_translate::decode_request;
-use profbridge_translate::json::request_from_json;
+use profbridge_pprof::{DecodeOptions, InputKind, DEFAULT_FOLDED_SAMPLE_TYPE};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
+use profbridge_translate::{load_any, LoadError, Loaded};
 
 use super::config::{InputFormat, ServiceNameFrom};
 use crate::receivers::handoff::{profile_request, set_resource_attributes};
 use crate::telemetry::ReceiverMetrics;
 
+/// Why a file was not delivered.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum FileError {
+    #[error("cannot read it: {0}")]
+    Read(std::io::Error),
+    #[error("it is larger than the limit of {limit} bytes")]
+    TooLarge { limit: usize },
+    #[error("OTLP protobuf: {0}")]
+    OtlpProtobuf(LoadError),
+    #[error("OTLP JSON: {0}")]
+    OtlpJson(LoadError),
+    #[error(transparent)]
+    Load(LoadError),
+    /// The profile does not translate to OTLP (the translator's text).
+    #[error("{0}")]
+    Translate(String),
+}
+
+impl From<LoadError> for FileError {
+    fn from(error: LoadError) -> Self {
+        match error {
+            LoadError::OtlpProtobuf(_) => Self::OtlpProtobuf(error),
+            LoadError::OtlpJson(_) => Self::OtlpJson(error),
+            error => Self::Load(error),
+        }
+    }
+}
+
 /// Reads at most `limit` bytes of `path`; more is an error.
-pub(super) fn read_limited(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
+pub(super) fn read_limited(path: &Path, limit: usize) -> Result<Vec<u8>, FileError> {
     let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .and_then(|file| file.take(read_limit).read_to_end(&mut bytes))
-        .map_err(|error| format!("cannot read it: {error}"))?;
+        .map_err(FileError::Read)?;
     if bytes.len() > limit {
-        return Err(format!("it is larger than the limit of {limit} bytes"));
+        return Err(FileError::TooLarge { limit });
     }
     Ok(bytes)
 }
@@ -36,69 +60,33 @@ pub(super) fn file_request(
     resource: &[KeyValue],
     mtime_ns: i64,
     metrics: &ReceiverMetrics,
-) -> Result<ExportProfilesServiceRequest, String> {
-    let options = DecodeOptions::default();
-    let format = match format {
-        InputFormat::Auto => {
-            detect_format(bytes, &options)
-                .map_err(|error| error.to_string())?
-                .format
-        }
-        InputFormat::Pprof => Format::Pprof,
-        InputFormat::Legacy => {
-            return profile_from(parse_legacy(&unzipped(bytes)?), resource, mtime_ns)
-        }
-        InputFormat::Folded => Format::Folded,
-        InputFormat::Otlp => Format::OtlpProtobuf,
-        InputFormat::OtlpJson => Format::OtlpJson,
+) -> Result<ExportProfilesServiceRequest, FileError> {
+    let hint = match format {
+        InputFormat::Auto => None,
+        InputFormat::Pprof => Some(InputKind::Pprof),
+        InputFormat::Legacy => Some(InputKind::Legacy),
+        InputFormat::Folded => Some(InputKind::Folded),
+        InputFormat::Otlp => Some(InputKind::OtlpProtobuf),
+        InputFormat::OtlpJson => Some(InputKind::OtlpJson),
     };
-    let mut request = match format {
-        Format::Pprof => {
-            let decoded = decode_keeping_raw(bytes, &options).map(|(profile, replaced)| {
-                metrics.strings_replaced(replaced.len());
-                profile
-            });
-            return profile_from(decoded, resource, mtime_ns);
+    let loaded = load_any(
+        bytes,
+        hint,
+        DEFAULT_FOLDED_SAMPLE_TYPE,
+        &DecodeOptions::default(),
+    )?;
+    match loaded {
+        Loaded::Pprof(mut profile, replaced) => {
+            metrics.strings_replaced(replaced.len());
+            if profile.time_nanos == 0 {
+                profile.time_nanos = mtime_ns;
+            }
+            profile_request(&profile, resource).map_err(FileError::Translate)
         }
-        Format::Legacy(_) => {
-            return profile_from(parse_legacy(&unzipped(bytes)?), resource, mtime_ns)
+        Loaded::Otlp { mut request, .. } => {
+            set_resource_attributes(&mut request, resource);
+            Ok(request)
         }
-        Format::Folded => {
-            let text = unzipped(bytes)?;
-            return profile_from(
-                parse_folded(&text, DEFAULT_FOLDED_SAMPLE_TYPE),
-                resource,
-                mtime_ns,
-            );
-        }
-        Format::OtlpProtobuf => decode_request(unzipped(bytes)?.as_slice())
-            .map_err(|error| format!("OTLP protobuf: {error}"))?,
-        Format::OtlpJson => {
-            request_from_json(&unzipped(bytes)?).map_err(|error| format!("OTLP JSON: {error}"))?
-        }
-    };
-    set_resource_attributes(&mut request, resource);
-    Ok(request)
-}
-
-fn profile_from<E: std::fmt::Display>(
-    parsed: Result<Profile, E>,
-    resource: &[KeyValue],
-    mtime_ns: i64,
-) -> Result<ExportProfilesServiceRequest, String> {
-    let mut profile = parsed.map_err(|error| error.to_string())?;
-    if profile.time_nanos == 0 {
-        profile.time_nanos = mtime_ns;
-    }
-    profile_request(&profile, resource)
-}
-
-/// The bytes inside gzip, if they are gzipped.
-fn unzipped(bytes: &[u8]) -> Result<Vec<u8>, String> {
-    if is_gzip(bytes) {
-        gunzip(bytes, &DecodeOptions::default()).map_err(|error| error.to_string())
-    } else {
-        Ok(bytes.to_vec())
     }
 }
 
@@ -137,6 +125,7 @@ mod tests {
         assert!(request.is_ok_and(|r| r.resource_profiles.len() == 1));
         let error = file_request(b"\x00\x01garbage", InputFormat::Auto, &[], 5, &metrics)
             .err()
+            .map(|error| error.to_string())
             .unwrap_or_default();
         assert!(error.contains("unrecognized format"), "{error}");
     }

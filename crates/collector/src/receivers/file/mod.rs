@@ -48,7 +48,8 @@ pub fn start(
     metrics: ReceiverMetrics,
     stopped: watch::Receiver<bool>,
 ) -> Result<JoinHandle<()>, String> {
-    let (checkpoint, existed) = Checkpoint::load(&config.checkpoint_path(name))?;
+    let (checkpoint, existed) =
+        Checkpoint::load(&config.checkpoint_path(name)).map_err(|e| e.to_string())?;
     let exclude = config
         .exclude
         .iter()
@@ -173,7 +174,7 @@ impl Watcher {
     fn deliver(&mut self, path: &Path, identity: FileIdentity) {
         let bytes = match load::read_limited(path, DEFAULT_MAX_INPUT_BYTES) {
             Ok(bytes) => bytes,
-            Err(reason) => return self.fail(path, identity, &reason),
+            Err(reason) => return self.fail(path, identity, &reason.to_string()),
         };
         if u64::try_from(bytes.len()).ok() != Some(identity.size) {
             // Written to since the last poll: wait for it to settle again.
@@ -194,7 +195,7 @@ impl Watcher {
             Ok(request) => request,
             Err(reason) => {
                 self.metrics.refused_request(RefusedReason::Invalid);
-                return self.fail(path, identity, &reason);
+                return self.fail(path, identity, &reason.to_string());
             }
         };
         drop(bytes);

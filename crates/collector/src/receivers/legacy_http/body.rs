@@ -3,6 +3,8 @@
 use std::io::Read;
 
 use axum::http::{header, HeaderMap};
+use flate2::Decompress;
+use profbridge_pprof::{gunzip_into, GunzipError};
 
 use super::reply::Failure;
 
@@ -37,13 +39,22 @@ pub(crate) fn decode_body(
 ) -> Result<Vec<u8>, Failure> {
     let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     let mut out = Vec::new();
+    let too_large = || {
+        Failure::TooLarge(format!(
+            "the body decompresses to more than max_request_body_size ({limit} bytes)"
+        ))
+    };
     let (name, result) = match encoding {
         ContentEncoding::Identity => return Ok(bytes.to_vec()),
+        // An empty body holds no gzip member, and so nothing.
+        ContentEncoding::Gzip if bytes.is_empty() => return Ok(Vec::new()),
         ContentEncoding::Gzip => (
             "gzip",
-            flate2::read::MultiGzDecoder::new(bytes)
-                .take(read_limit)
-                .read_to_end(&mut out),
+            match gunzip_into(bytes, &mut out, limit, &mut Decompress::new(false)) {
+                Ok(()) => Ok(0),
+                Err(GunzipError::TooLarge) => return Err(too_large()),
+                Err(GunzipError::Corrupt(error)) => Err(error),
+            },
         ),
         ContentEncoding::Zstd => (
             "zstd",
@@ -53,9 +64,7 @@ pub(crate) fn decode_body(
     };
     result.map_err(|e| Failure::BadRequest(format!("Content-Encoding {name}: {e}")))?;
     if out.len() > limit {
-        return Err(Failure::TooLarge(format!(
-            "the body decompresses to more than max_request_body_size ({limit} bytes)"
-        )));
+        return Err(too_large());
     }
     Ok(out)
 }

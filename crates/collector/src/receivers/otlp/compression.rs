@@ -7,7 +7,7 @@ use std::io::Read;
 use bytes::Bytes;
 
 use super::decompressed::{Decompressed, DecompressedBuffers};
-use super::gunzip::{gunzip, GunzipError};
+use profbridge_pprof::{gunzip_into, GunzipError};
 
 /// How a request body (HTTP) or message (gRPC) is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,12 +106,14 @@ pub fn decompress(
     out.reserve(expected.min(MAX_PREALLOCATION));
     let error = if compression == Compression::Gzip {
         let mut inflater = buffers.take_inflater();
-        let result = gunzip(&compressed, &mut out, limit, &mut inflater);
+        let result = gunzip_into(&compressed, &mut out, limit, &mut inflater);
         buffers.keep_inflater(inflater);
         match result {
             Ok(()) => None,
             Err(GunzipError::TooLarge) => Some(DecompressError::TooLarge),
-            Err(GunzipError::Corrupt(error)) => Some(DecompressError::Corrupt(error)),
+            Err(GunzipError::Corrupt(error)) => Some(DecompressError::Corrupt(
+                std::io::Error::new(error.kind(), format!("gzip: {error}")),
+            )),
         }
     } else {
         let read = zstd::stream::read::Decoder::new(compressed.as_ref())

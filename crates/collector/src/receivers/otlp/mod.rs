@@ -8,7 +8,6 @@ mod decompressed;
 mod factory;
 pub mod grpc;
 mod grpc_unary;
-mod gunzip;
 pub mod http;
 
 pub use crate::receivers::intake::{

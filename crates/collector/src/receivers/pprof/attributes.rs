@@ -15,15 +15,29 @@ const SERVICE_NAME_HEADER: &str = "x-service-name";
 const ATTR_PREFIX: &str = "attr.";
 const SERVICE_NAME: &str = "service.name";
 
+/// Resource attributes a request cannot give; each names where they were.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum AttributeError {
+    #[error("X-Resource-Attr is not visible ASCII text")]
+    ResourceAttrNotText,
+    #[error("X-Resource-Attr item {0:?} is not KEY=VALUE")]
+    NotKeyValue(String),
+    #[error("X-Service-Name is not visible ASCII text")]
+    ServiceNameNotText,
+    /// `.0` names the header or the query parameter.
+    #[error("{0}: an attribute with an empty key")]
+    EmptyKey(&'static str),
+}
+
 pub(super) fn resource_attributes(
     query: &[(String, String)],
     headers: &HeaderMap,
-) -> Result<Vec<KeyValue>, String> {
+) -> Result<Vec<KeyValue>, AttributeError> {
     let mut pairs = Vec::new();
     for value in headers.get_all(RESOURCE_ATTR_HEADER) {
         let text = value
             .to_str()
-            .map_err(|_| "X-Resource-Attr is not visible ASCII text".to_owned())?;
+            .map_err(|_| AttributeError::ResourceAttrNotText)?;
         for item in text
             .split(',')
             .map(str::trim)
@@ -31,14 +45,14 @@ pub(super) fn resource_attributes(
         {
             let (key, value) = item
                 .split_once('=')
-                .ok_or_else(|| format!("X-Resource-Attr item {item:?} is not KEY=VALUE"))?;
+                .ok_or_else(|| AttributeError::NotKeyValue(item.to_owned()))?;
             pairs.push(checked(key.trim(), value.trim(), "X-Resource-Attr")?);
         }
     }
     if let Some(value) = headers.get(SERVICE_NAME_HEADER) {
         let name = value
             .to_str()
-            .map_err(|_| "X-Service-Name is not visible ASCII text".to_owned())?;
+            .map_err(|_| AttributeError::ServiceNameNotText)?;
         pairs.push((SERVICE_NAME.to_owned(), name.trim().to_owned()));
     }
     for (name, value) in query {
@@ -54,9 +68,13 @@ pub(super) fn resource_attributes(
     Ok(string_attributes(pairs))
 }
 
-fn checked(key: &str, value: &str, source: &str) -> Result<(String, String), String> {
+fn checked(
+    key: &str,
+    value: &str,
+    source: &'static str,
+) -> Result<(String, String), AttributeError> {
     if key.is_empty() {
-        return Err(format!("{source}: an attribute with an empty key"));
+        return Err(AttributeError::EmptyKey(source));
     }
     Ok((key.to_owned(), value.to_owned()))
 }
@@ -114,10 +132,14 @@ mod tests {
     fn malformed_items_are_named() {
         let mut headers = HeaderMap::new();
         headers.append(RESOURCE_ATTR_HEADER, HeaderValue::from_static("team"));
-        let error = resource_attributes(&[], &headers).err().unwrap_or_default();
+        let error = resource_attributes(&[], &headers)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(error.contains("\"team\" is not KEY=VALUE"), "{error}");
         let error = resource_attributes(&[pair("attr.", "x")], &HeaderMap::new())
             .err()
+            .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(error.contains("empty key"), "{error}");
     }

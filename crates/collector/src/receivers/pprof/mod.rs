@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
 
-use profbridge_pprof::parse_any_keeping_raw;
+use profbridge_pprof::{load_profile, DEFAULT_FOLDED_SAMPLE_TYPE};
 
 use self::attributes::resource_attributes;
 use self::config::PprofReceiverConfig;
@@ -57,7 +57,7 @@ async fn push(
 ) -> Response {
     let attributes = query
         .map_err(|rejection| rejection.body_text())
-        .and_then(|Query(query)| resource_attributes(&query, &headers));
+        .and_then(|Query(query)| resource_attributes(&query, &headers).map_err(|e| e.to_string()));
     let attributes = match attributes {
         Ok(attributes) => attributes,
         Err(message) => return intake.refuse(&Failure::BadRequest(message)),
@@ -66,8 +66,9 @@ async fn push(
     let metrics = intake.metrics.clone();
     intake
         .handle(&headers, body, StatusCode::NO_CONTENT, move |raw| {
-            let (mut profile, _, replaced) = parse_any_keeping_raw(&raw, &limits)
-                .map_err(|error| Failure::from_parse(&error))?;
+            let (mut profile, replaced) =
+                load_profile(&raw, None, DEFAULT_FOLDED_SAMPLE_TYPE, &limits)
+                    .map_err(|error| Failure::from_parse(&error))?;
             metrics.strings_replaced(replaced.len());
             if profile.time_nanos == 0 {
                 profile.time_nanos = nanos_since_epoch(SystemTime::now());

@@ -3,8 +3,8 @@
 //! `from` and `until`, its resource from `name` and `spyName`.
 
 use profbridge_pprof::{
-    detect_format, gunzip, is_gzip, parse_any_keeping_raw, parse_folded, DecodeOptions, Format,
-    Profile,
+    parse_folded, parse_unzipped, unzip, DecodeError, DecodeOptions, DetectError, Format,
+    ParseError, Profile, Unzipped, DEFAULT_FOLDED_SAMPLE_TYPE,
 };
 use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest};
 
@@ -29,38 +29,40 @@ pub(super) fn ingest_request(
     metrics: &ReceiverMetrics,
 ) -> Result<ExportProfilesServiceRequest, Failure> {
     let boundary = multipart::boundary(content_type);
-    let format = match (query.format, &boundary) {
-        (Some(format), _) => format,
-        (None, Some(_)) => IngestFormat::Pprof,
-        (None, None) => match detect_format(body, limits) {
-            Ok(detected) if detected.format != Format::Folded => IngestFormat::Pprof,
-            _ => IngestFormat::Folded,
-        },
-    };
     let mut configs = SampleTypeConfigs::new();
-    let mut profile = match format {
-        IngestFormat::Pprof => {
-            let payload = match &boundary {
-                Some(boundary) => {
-                    let (payload, parsed) = pprof_parts(body, boundary)?;
-                    configs = parsed;
-                    payload
-                }
-                None => body,
-            };
-            let (profile, _, replaced) = parse_any_keeping_raw(payload, limits)
-                .map_err(|error| Failure::from_parse(&error))?;
-            metrics.strings_replaced(replaced.len());
-            profile
-        }
-        IngestFormat::Folded | IngestFormat::Lines => {
-            if boundary.is_some() {
+    let (format, mut profile) = match &boundary {
+        Some(boundary) => match query.format.unwrap_or(IngestFormat::Pprof) {
+            IngestFormat::Pprof => {
+                let (payload, parsed) = pprof_parts(body, boundary)?;
+                configs = parsed;
+                let profile = pprof_profile(unzip(payload, limits), limits, metrics)?;
+                (IngestFormat::Pprof, profile)
+            }
+            IngestFormat::Folded | IngestFormat::Lines => {
                 return Err(Failure::BadRequest(
                     "folded and lines uploads are the text itself, not multipart/form-data"
                         .to_owned(),
                 ));
             }
-            folded_profile(query, format, body, limits)?
+        },
+        None => {
+            // Gunzipped once, for detection and for the reader.
+            let unzipped = unzip(body, limits);
+            let format = query.format.unwrap_or_else(|| match &unzipped {
+                Ok(unzipped) => match unzipped.detect() {
+                    Ok(detected) if detected.format != Format::Folded => IngestFormat::Pprof,
+                    _ => IngestFormat::Folded,
+                },
+                Err(_) => IngestFormat::Folded,
+            });
+            let profile = match format {
+                IngestFormat::Pprof => pprof_profile(unzipped, limits, metrics)?,
+                IngestFormat::Folded | IngestFormat::Lines => {
+                    let unzipped = unzipped.map_err(|error| Failure::from_gunzip(&error))?;
+                    folded_profile(query, format, &unzipped.bytes)?
+                }
+            };
+            (format, profile)
         }
     };
     set_time(&mut profile, query, format, received_at);
@@ -90,9 +92,9 @@ fn pprof_parts<'a>(
     body: &'a [u8],
     boundary: &str,
 ) -> Result<(&'a [u8], SampleTypeConfigs), Failure> {
-    let parts = multipart::parts(body, boundary).map_err(Failure::BadRequest)?;
+    let parts = multipart::parts(body, boundary).map_err(bad_request)?;
     let configs = match parts.iter().find(|part| part.name == "sample_type_config") {
-        Some(part) => parse_sample_type_config(part.data).map_err(Failure::BadRequest)?,
+        Some(part) => parse_sample_type_config(part.data).map_err(bad_request)?,
         None => SampleTypeConfigs::new(),
     };
     let profile = parts
@@ -104,21 +106,37 @@ fn pprof_parts<'a>(
     Ok((profile.data, configs))
 }
 
+/// A pprof (or legacy) upload, gunzipped already, read as every received
+/// pprof is: strings that are not UTF-8 are replaced, and counted.
+fn pprof_profile(
+    unzipped: Result<Unzipped<'_>, DecodeError>,
+    limits: &DecodeOptions,
+    metrics: &ReceiverMetrics,
+) -> Result<Profile, Failure> {
+    let read = unzipped
+        .map_err(|error| ParseError::Detect(DetectError::Decode(error)))
+        .and_then(|unzipped| {
+            let detected = unzipped.detect()?;
+            parse_unzipped(
+                &unzipped,
+                detected.format.into(),
+                DEFAULT_FOLDED_SAMPLE_TYPE,
+                limits,
+            )
+        });
+    let (profile, replaced) = read.map_err(|error| Failure::from_parse(&error))?;
+    metrics.strings_replaced(replaced.len());
+    Ok(profile)
+}
+
+/// A folded or lines upload, gunzipped already.
 fn folded_profile(
     query: &IngestQuery,
     format: IngestFormat,
     body: &[u8],
-    limits: &DecodeOptions,
 ) -> Result<Profile, Failure> {
-    let unzipped;
-    let body = if is_gzip(body) {
-        unzipped = gunzip(body, limits).map_err(|error| Failure::from_gunzip(&error))?;
-        unzipped.as_slice()
-    } else {
-        body
-    };
     let units = query.units.as_deref();
-    let sample_type = folded_sample_type(units).map_err(Failure::BadRequest)?;
+    let sample_type = folded_sample_type(units).map_err(bad_request)?;
     let text = if format == IngestFormat::Lines {
         lines_as_folded(body)
     } else {
@@ -165,4 +183,9 @@ fn set_time(profile: &mut Profile, query: &IngestQuery, format: IngestFormat, re
             profile.duration_nanos = duration;
         }
     }
+}
+
+/// A 400 whose text is `error`'s message.
+fn bad_request(error: impl std::fmt::Display) -> Failure {
+    Failure::BadRequest(error.to_string())
 }

@@ -71,7 +71,7 @@ async fn ingest(
 ) -> Response {
     let query = query
         .map_err(|rejection| rejection.body_text())
-        .and_then(|Query(query)| IngestQuery::parse(&query));
+        .and_then(|Query(query)| IngestQuery::parse(&query).map_err(|e| e.to_string()));
     let query = match query {
         Ok(query) => query,
         Err(message) => return intake.refuse(&Failure::BadRequest(message)),

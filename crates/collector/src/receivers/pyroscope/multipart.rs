@@ -22,15 +22,33 @@ pub(super) fn boundary(content_type: &str) -> Option<String> {
         .map(|(_, value)| value.trim().trim_matches('"').to_owned())
 }
 
+/// A `multipart/form-data` body that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum MultipartError {
+    #[error("multipart: the Content-Type has an empty boundary")]
+    EmptyBoundary,
+    #[error("multipart: the boundary {0:?} never occurs")]
+    NoBoundary(String),
+    #[error("multipart: a boundary line does not end with CRLF")]
+    BoundaryLineNotEnded,
+    #[error("multipart: a part's headers do not end with an empty line")]
+    HeadersNotEnded,
+    /// `.0` counts from 1.
+    #[error("multipart: part {0} has no Content-Disposition with a name")]
+    NoName(usize),
+    #[error("multipart: part {0:?} is not closed by the boundary")]
+    NotClosed(String),
+}
+
 /// The parts of `body`, in order.
-pub(super) fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<Part<'a>>, String> {
+pub(super) fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<Part<'a>>, MultipartError> {
     if boundary.is_empty() {
-        return Err("multipart: the Content-Type has an empty boundary".to_owned());
+        return Err(MultipartError::EmptyBoundary);
     }
     let delimiter = format!("--{boundary}");
     let closing = format!("\r\n{delimiter}");
     let start = find(body, delimiter.as_bytes())
-        .ok_or_else(|| format!("multipart: the boundary {boundary:?} never occurs"))?;
+        .ok_or_else(|| MultipartError::NoBoundary(boundary.to_owned()))?;
     let mut rest = body.get(start + delimiter.len()..).unwrap_or_default();
     let mut parts = Vec::new();
     loop {
@@ -44,25 +62,20 @@ pub(super) fn parts<'a>(body: &'a [u8], boundary: &str) -> Result<Vec<Part<'a>>,
         rest = rest
             .get(padding..)
             .and_then(|r| r.strip_prefix(b"\r\n"))
-            .ok_or("multipart: a boundary line does not end with CRLF")?;
+            .ok_or(MultipartError::BoundaryLineNotEnded)?;
         let (head, content) = if let Some(content) = rest.strip_prefix(b"\r\n") {
             (&[][..], content)
         } else {
-            let end = find(rest, b"\r\n\r\n")
-                .ok_or("multipart: a part's headers do not end with an empty line")?;
+            let end = find(rest, b"\r\n\r\n").ok_or(MultipartError::HeadersNotEnded)?;
             (
                 rest.get(..end).unwrap_or_default(),
                 rest.get(end + 4..).unwrap_or_default(),
             )
         };
-        let name = field_name(head).ok_or_else(|| {
-            format!(
-                "multipart: part {} has no Content-Disposition with a name",
-                parts.len() + 1
-            )
-        })?;
-        let end = find(content, closing.as_bytes())
-            .ok_or_else(|| format!("multipart: part {name:?} is not closed by the boundary"))?;
+        let name = field_name(head).ok_or(MultipartError::NoName(parts.len() + 1))?;
+        let Some(end) = find(content, closing.as_bytes()) else {
+            return Err(MultipartError::NotClosed(name));
+        };
         parts.push(Part {
             name,
             data: content.get(..end).unwrap_or_default(),
@@ -131,7 +144,12 @@ mod tests {
 
     #[test]
     fn broken_bodies_are_explained() {
-        let error = |body: &[u8]| parts(body, "b").err().unwrap_or_default();
+        let error = |body: &[u8]| {
+            parts(body, "b")
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         assert!(error(b"nothing").contains("never occurs"));
         assert!(
             error(b"--b\r\nContent-Disposition: form-data; name=\"p\"\r\n\r\ndata")

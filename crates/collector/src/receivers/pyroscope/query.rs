@@ -28,11 +28,37 @@ pub(super) enum IngestFormat {
     Lines,
 }
 
+/// A query string `/ingest` cannot take; each names the parameter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum QueryError {
+    #[error("the query parameter name (the application name) is required")]
+    NoName,
+    #[error("until ({until}) is before from ({from})")]
+    UntilBeforeFrom { from: i64, until: i64 },
+    #[error("sampleRate {0:?} is not a rate in Hz above 0")]
+    BadSampleRate(String),
+    #[error("name {0:?} opens {{ but does not end with }}")]
+    UnclosedLabels(String),
+    #[error("name {0:?} has no application name before its labels")]
+    NoApplicationName(String),
+    #[error("name {name:?}: label {label:?} is not key=value")]
+    NotKeyValue { name: String, label: String },
+    #[error("name {name:?}: label {label:?} has an empty key")]
+    EmptyKey { name: String, label: String },
+    #[error("{parameter} {text:?} is not a time in Unix seconds")]
+    BadTime {
+        parameter: &'static str,
+        text: String,
+    },
+    #[error("format {0:?} is not supported; use pprof, folded or lines")]
+    UnsupportedFormat(String),
+}
+
 /// Pyroscope's default `sampleRate`.
 const DEFAULT_SAMPLE_RATE: u32 = 100;
 
 impl IngestQuery {
-    pub fn parse(query: &[(String, String)]) -> Result<Self, String> {
+    pub fn parse(query: &[(String, String)]) -> Result<Self, QueryError> {
         let value = |names: &[&str]| {
             query
                 .iter()
@@ -41,14 +67,13 @@ impl IngestQuery {
                 .map(|(_, value)| value.trim())
                 .filter(|value| !value.is_empty())
         };
-        let name = value(&["name"])
-            .ok_or("the query parameter name (the application name) is required")?;
+        let name = value(&["name"]).ok_or(QueryError::NoName)?;
         let (app_name, labels) = parse_name(name)?;
         let from = value(&["from"]).map(|v| seconds("from", v)).transpose()?;
         let until = value(&["until"]).map(|v| seconds("until", v)).transpose()?;
         if let (Some(from), Some(until)) = (from, until) {
             if until < from {
-                return Err(format!("until ({until}) is before from ({from})"));
+                return Err(QueryError::UntilBeforeFrom { from, until });
             }
         }
         let format = value(&["format"]).map(parse_format).transpose()?;
@@ -58,7 +83,7 @@ impl IngestQuery {
                 .parse::<u32>()
                 .ok()
                 .filter(|rate| *rate > 0)
-                .ok_or_else(|| format!("sampleRate {text:?} is not a rate in Hz above 0"))?,
+                .ok_or_else(|| QueryError::BadSampleRate(text.to_owned()))?,
         };
         Ok(Self {
             app_name,
@@ -75,21 +100,19 @@ impl IngestQuery {
 }
 
 /// `app.name{k=v,k2=v2}` into the name and its labels.
-fn parse_name(text: &str) -> Result<(String, Vec<(String, String)>), String> {
+fn parse_name(text: &str) -> Result<(String, Vec<(String, String)>), QueryError> {
     let (app, labels) = match text.split_once('{') {
         None => (text, ""),
         Some((app, rest)) => {
             let inner = rest
                 .strip_suffix('}')
-                .ok_or_else(|| format!("name {text:?} opens {{ but does not end with }}"))?;
+                .ok_or_else(|| QueryError::UnclosedLabels(text.to_owned()))?;
             (app, inner)
         }
     };
     let app = app.trim();
     if app.is_empty() {
-        return Err(format!(
-            "name {text:?} has no application name before its labels"
-        ));
+        return Err(QueryError::NoApplicationName(text.to_owned()));
     }
     let mut pairs = Vec::new();
     for item in labels
@@ -99,31 +122,38 @@ fn parse_name(text: &str) -> Result<(String, Vec<(String, String)>), String> {
     {
         let (key, value) = item
             .split_once('=')
-            .ok_or_else(|| format!("name {text:?}: label {item:?} is not key=value"))?;
+            .ok_or_else(|| QueryError::NotKeyValue {
+                name: text.to_owned(),
+                label: item.to_owned(),
+            })?;
         let key = key.trim();
         if key.is_empty() {
-            return Err(format!("name {text:?}: label {item:?} has an empty key"));
+            return Err(QueryError::EmptyKey {
+                name: text.to_owned(),
+                label: item.to_owned(),
+            });
         }
         pairs.push((key.to_owned(), value.trim().to_owned()));
     }
     Ok((app.to_owned(), pairs))
 }
 
-fn seconds(name: &str, text: &str) -> Result<i64, String> {
+fn seconds(parameter: &'static str, text: &str) -> Result<i64, QueryError> {
     text.parse::<i64>()
         .ok()
         .filter(|seconds| *seconds >= 0)
-        .ok_or_else(|| format!("{name} {text:?} is not a time in Unix seconds"))
+        .ok_or_else(|| QueryError::BadTime {
+            parameter,
+            text: text.to_owned(),
+        })
 }
 
-fn parse_format(text: &str) -> Result<IngestFormat, String> {
+fn parse_format(text: &str) -> Result<IngestFormat, QueryError> {
     match text {
         "pprof" => Ok(IngestFormat::Pprof),
         "folded" => Ok(IngestFormat::Folded),
         "lines" => Ok(IngestFormat::Lines),
-        other => Err(format!(
-            "format {other:?} is not supported; use pprof, folded or lines"
-        )),
+        other => Err(QueryError::UnsupportedFormat(other.to_owned())),
     }
 }
 
@@ -131,7 +161,7 @@ fn parse_format(text: &str) -> Result<IngestFormat, String> {
 mod tests {
     use super::*;
 
-    fn query(pairs: &[(&str, &str)]) -> Result<IngestQuery, String> {
+    fn query(pairs: &[(&str, &str)]) -> Result<IngestQuery, QueryError> {
         let pairs: Vec<(String, String)> = pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
@@ -171,7 +201,12 @@ mod tests {
 
     #[test]
     fn mistakes_are_named() {
-        let error = |pairs: &[(&str, &str)]| query(pairs).err().unwrap_or_default();
+        let error = |pairs: &[(&str, &str)]| {
+            query(pairs)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
         assert!(error(&[]).contains("name"));
         assert!(error(&[("name", "app{env=x")]).contains("does not end with }"));
         assert!(error(&[("name", "{env=x}")]).contains("no application name"));

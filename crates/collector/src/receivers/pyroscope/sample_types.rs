@@ -10,10 +10,20 @@ use profbridge_translate::otlp::{bool_value, string_value, ExportProfilesService
 
 use crate::receivers::handoff::set_profile_attribute;
 
+/// Pyroscope `units` that folded input cannot have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("units {0:?} is not supported; use samples, objects, bytes, goroutines, lock_samples or lock_nanoseconds")]
+pub(super) struct UnsupportedUnits(String);
+
+/// A `sample_type_config` part that is not the JSON Pyroscope sends.
+#[derive(Debug, thiserror::Error)]
+#[error("sample_type_config: {0}")]
+pub(super) struct SampleTypeConfigError(serde_json::Error);
+
 /// The pprof `(type, unit)` of folded input, by Pyroscope's `units`.
 pub(super) fn folded_sample_type(
     units: Option<&str>,
-) -> Result<(&'static str, &'static str), String> {
+) -> Result<(&'static str, &'static str), UnsupportedUnits> {
     Ok(match units.unwrap_or("samples") {
         "samples" => ("samples", "count"),
         "objects" => ("objects", "count"),
@@ -21,11 +31,7 @@ pub(super) fn folded_sample_type(
         "goroutines" => ("goroutines", "count"),
         "lock_samples" => ("contentions", "count"),
         "lock_nanoseconds" => ("delay", "nanoseconds"),
-        other => {
-            return Err(format!(
-                "units {other:?} is not supported; use samples, objects, bytes, goroutines, lock_samples or lock_nanoseconds"
-            ))
-        }
+        other => return Err(UnsupportedUnits(other.to_owned())),
     })
 }
 
@@ -72,8 +78,10 @@ pub(super) struct SampleTypeConfig {
 /// By pprof sample type name.
 pub(super) type SampleTypeConfigs = BTreeMap<String, SampleTypeConfig>;
 
-pub(super) fn parse_sample_type_config(bytes: &[u8]) -> Result<SampleTypeConfigs, String> {
-    serde_json::from_slice(bytes).map_err(|error| format!("sample_type_config: {error}"))
+pub(super) fn parse_sample_type_config(
+    bytes: &[u8],
+) -> Result<SampleTypeConfigs, SampleTypeConfigError> {
+    serde_json::from_slice(bytes).map_err(SampleTypeConfigError)
 }
 
 /// Records each configured sample type's settings as attributes of the
@@ -127,7 +135,8 @@ mod tests {
     fn units_map_to_sample_types() {
         assert_eq!(folded_sample_type(None), Ok(("samples", "count")));
         assert_eq!(folded_sample_type(Some("bytes")), Ok(("space", "bytes")));
-        assert!(folded_sample_type(Some("parsecs")).is_err_and(|e| e.contains("\"parsecs\"")));
+        assert!(folded_sample_type(Some("parsecs"))
+            .is_err_and(|e| e.to_string().contains("\"parsecs\"")));
     }
 
     #[test]
@@ -144,8 +153,7 @@ mod tests {
                 && c.display_name.as_deref() == Some("inuse")
                 && c.sampled == Some(false))
         );
-        assert!(
-            parse_sample_type_config(b"[1]").is_err_and(|e| e.starts_with("sample_type_config: "))
-        );
+        assert!(parse_sample_type_config(b"[1]")
+            .is_err_and(|e| e.to_string().starts_with("sample_type_config: ")));
     }
 }

@@ -1,14 +1,9 @@
-mod bits;
-mod fixed_codes;
-mod quick;
+mod gunzip;
 
-use std::io::Read;
-
-use flate2::read::MultiGzDecoder;
-use flate2::{Compress, FlushCompress, Status};
+use flate2::{Compress, Decompress, FlushCompress, Status};
 
 use super::DecodeError;
-use quick::QuickDeflate;
+pub use gunzip::{gunzip_into, GunzipError};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Pre-allocation from the gzip trailer's size hint is capped so that a lying
@@ -27,15 +22,11 @@ pub fn is_gzip(data: &[u8]) -> bool {
 /// Gunzips every member of `data`, failing once output would exceed `limit`.
 pub(super) fn decompress(data: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
     let mut out = Vec::with_capacity(size_hint(data).min(limit).min(MAX_PREALLOCATION));
-    let read_limit = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
-    MultiGzDecoder::new(data)
-        .take(read_limit)
-        .read_to_end(&mut out)
-        .map_err(DecodeError::Gzip)?;
-    if out.len() > limit {
-        return Err(DecodeError::DecompressedTooLarge { limit });
+    match gunzip_into(data, &mut out, limit, &mut Decompress::new(false)) {
+        Ok(()) => Ok(out),
+        Err(GunzipError::TooLarge) => Err(DecodeError::DecompressedTooLarge { limit }),
+        Err(GunzipError::Corrupt(error)) => Err(DecodeError::Gzip(error)),
     }
-    Ok(out)
 }
 
 /// The ISIZE field of the last gzip member: the uncompressed size mod 2^32.
@@ -62,25 +53,12 @@ pub(super) fn compress(raw: Vec<u8>, level: u32) -> Vec<u8> {
     }
 }
 
-/// The level that [`QuickDeflate`] serves instead of zlib.
-const QUICK_LEVEL: u32 = 1;
-/// ID1 ID2, CM = deflate, no flags, no modification time, XFL = fastest,
-/// OS = unknown.
-const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255];
-/// The most a stored deflate block holds.
-const STORED_BLOCK_MAX: usize = 65_535;
-
-/// A gzip compressor that keeps its state from one input to the next.
-/// Level 1 is profbridge's own [`QuickDeflate`]; the other levels are
-/// zlib's, whose state is costly to set up afresh (allocating and clearing
-/// its hash tables costs about a fifth of gzipping a 1 MB profile).
+/// A gzip compressor that keeps its state from one input to the next:
+/// zlib-rs' (through flate2), whose state is costly to set up afresh
+/// (allocating and clearing its hash tables costs about a fifth of
+/// gzipping a 1 MB profile).
 pub struct GzipCompressor {
-    engine: Engine,
-}
-
-enum Engine {
-    Quick(QuickDeflate),
-    Zlib(Compress),
+    state: Compress,
 }
 
 impl std::fmt::Debug for GzipCompressor {
@@ -94,33 +72,59 @@ impl std::fmt::Debug for GzipCompressor {
 impl GzipCompressor {
     /// A compressor at `level`, from 0 (store) to 9 (smallest); above 9 is 9.
     pub fn new(level: u32) -> Self {
-        let engine = if level == QUICK_LEVEL {
-            Engine::Quick(QuickDeflate::new())
-        } else {
-            Engine::Zlib(Compress::new_gzip(
-                flate2::Compression::new(level.min(9)),
-                GZIP_WINDOW_BITS,
-            ))
-        };
-        Self { engine }
+        Self {
+            state: Compress::new_gzip(flate2::Compression::new(level.min(9)), GZIP_WINDOW_BITS),
+        }
     }
 
-    /// Replaces the contents of `out` with `raw` as one gzip member.
+    /// Replaces the contents of `out` with `raw` as one gzip member; stored
+    /// blocks when deflate would make it larger (zlib-rs' level 1 writes
+    /// fixed codes whatever the input, which expands random bytes by 5%).
     pub fn compress_into(&mut self, raw: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
         out.clear();
-        match &mut self.engine {
-            Engine::Quick(quick) => {
-                out.extend_from_slice(&GZIP_HEADER);
-                if !quick.compress(raw, out) {
-                    write_stored_blocks(raw, out);
-                }
-                out.extend_from_slice(&crc32fast::hash(raw).to_le_bytes());
-                // ISIZE is the input's size modulo 2^32.
-                out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
-                Ok(())
-            }
-            Engine::Zlib(state) => zlib_compress_into(state, raw, out),
+        zlib_compress_into(&mut self.state, raw, out)?;
+        if out.len() > stored_member_len(raw.len()) {
+            out.clear();
+            out.extend_from_slice(&GZIP_HEADER);
+            write_stored_blocks(raw, out);
+            out.extend_from_slice(&crc32fast::hash(raw).to_le_bytes());
+            // ISIZE is the input's size modulo 2^32.
+            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
         }
+        Ok(())
+    }
+}
+
+/// ID1 ID2, CM = deflate, no flags, no modification time, XFL = fastest,
+/// OS = unknown.
+const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255];
+/// The most a stored deflate block holds.
+const STORED_BLOCK_MAX: usize = 65_535;
+/// A stored block's header: BFINAL and BTYPE in a byte, LEN and NLEN.
+const STORED_BLOCK_HEADER: usize = 5;
+/// CRC32 and ISIZE.
+const GZIP_TRAILER: usize = 8;
+
+/// The size of a gzip member holding `len` bytes in stored blocks.
+fn stored_member_len(len: usize) -> usize {
+    let blocks = len.div_ceil(STORED_BLOCK_MAX).max(1);
+    GZIP_HEADER.len() + len + blocks * STORED_BLOCK_HEADER + GZIP_TRAILER
+}
+
+/// `raw` as stored (uncompressed) deflate blocks, the last one final.
+fn write_stored_blocks(raw: &[u8], out: &mut Vec<u8>) {
+    let mut blocks = raw.chunks(STORED_BLOCK_MAX).peekable();
+    if blocks.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(block) = blocks.next() {
+        let is_final = u8::from(blocks.peek().is_none());
+        // At most STORED_BLOCK_MAX, so it fits.
+        let len = block.len() as u16;
+        out.push(is_final);
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
     }
 }
 
@@ -145,25 +149,12 @@ fn zlib_compress_into(state: &mut Compress, raw: &[u8], out: &mut Vec<u8>) -> st
     }
 }
 
-/// `raw` as stored (uncompressed) deflate blocks, the last one final.
-fn write_stored_blocks(raw: &[u8], out: &mut Vec<u8>) {
-    let mut blocks = raw.chunks(STORED_BLOCK_MAX).peekable();
-    if blocks.peek().is_none() {
-        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
-    }
-    while let Some(block) = blocks.next() {
-        let is_final = u8::from(blocks.peek().is_none());
-        // At most STORED_BLOCK_MAX, so it fits.
-        let len = block.len() as u16;
-        out.push(is_final);
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(block);
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::io::Read;
+
+    use flate2::read::MultiGzDecoder;
+
     use super::*;
 
     fn gunzipped(data: &[u8]) -> Vec<u8> {

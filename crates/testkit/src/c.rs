@@ -1,0 +1,34 @@
+//! C programs for interop tests (gperftools' profiler), built with `cc`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::programs::{self, BuildFailed, Recipe};
+
+/// Builds `source` once as `cc FLAGS -o PROGRAM SOURCE LINK_ARGS`; the path
+/// of the program.
+pub fn build_once(
+    name: &str,
+    source: &str,
+    flags: &[&str],
+    link_args: &[&str],
+) -> Result<PathBuf, BuildFailed> {
+    let compile = |source: &Path, output: &Path| {
+        let mut command = Command::new("cc");
+        command
+            .args(flags)
+            .arg("-o")
+            .arg(output)
+            .arg(source)
+            .args(link_args);
+        command
+    };
+    programs::build_once(Recipe {
+        name,
+        source,
+        source_file: &format!("{name}.c"),
+        compiler: "cc",
+        version_args: &["--version"],
+        compile: &compile,
+    })
+}

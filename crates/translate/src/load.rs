@@ -1,0 +1,139 @@
+//! `load_any`: any input profbridge reads, gunzipped once, into a pprof
+//! profile or an OTLP request. It lives here, not in profbridge-pprof,
+//! because OTLP is decoded here; the pprof family is read by
+//! profbridge-pprof's `parse_unzipped`.
+
+use profbridge_pprof::{
+    parse_unzipped, unzip, DecodeError, DecodeOptions, DetectError, Detected, FoldedError,
+    InputKind, LegacyError, ParseError, Profile, RawStrings,
+};
+use thiserror::Error;
+
+use crate::json::{request_from_json_noting_unknown_keys, JsonError};
+use crate::otlp::ExportProfilesServiceRequest;
+use crate::otlp_decode::decode_request;
+
+/// What an input held.
+#[derive(Debug)]
+pub enum Loaded {
+    /// A profile, and the original bytes of its strings that were not
+    /// UTF-8 (the profile holds them with U+FFFD).
+    Pprof(Profile, RawStrings),
+    Otlp {
+        request: ExportProfilesServiceRequest,
+        /// For OTLP/JSON: what was read, for callers that warn.
+        json: Option<JsonNotes>,
+    },
+}
+
+/// What reading OTLP/JSON noticed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JsonNotes {
+    /// The JSON's size after gunzip.
+    pub bytes: usize,
+    /// Keys skipped as unknown, as `request_from_json_noting_unknown_keys`
+    /// lists them.
+    pub unknown_keys: Vec<String>,
+}
+
+/// Why an input was not read; each variant is its reader's error, whose
+/// text it shows alone, so callers add what they want to say.
+#[derive(Debug, Error)]
+pub enum LoadError {
+    /// gzip, the input limits, or no format recognized.
+    #[error(transparent)]
+    Detect(DetectError),
+    #[error(transparent)]
+    Pprof(DecodeError),
+    #[error(transparent)]
+    Legacy(LegacyError),
+    #[error(transparent)]
+    Folded(FoldedError),
+    #[error(transparent)]
+    OtlpProtobuf(prost::DecodeError),
+    #[error(transparent)]
+    OtlpJson(JsonError),
+}
+
+impl From<ParseError> for LoadError {
+    fn from(error: ParseError) -> Self {
+        match error {
+            ParseError::Detect(error) => Self::Detect(error),
+            ParseError::Pprof(error) => Self::Pprof(error),
+            ParseError::Legacy(error) => Self::Legacy(error),
+            ParseError::Folded(error) => Self::Folded(error),
+            // parse_unzipped refuses OTLP only, which is read here first.
+            ParseError::Otlp(_) => Self::Detect(DetectError::Unrecognized),
+        }
+    }
+}
+
+/// Reads `data`, gunzipped once when it is gzip, as `hint` says or,
+/// without a hint, as its bytes say: pprof, any legacy format google/pprof
+/// reads, folded stacks (of `folded_sample_type`), OTLP protobuf or
+/// OTLP/JSON.
+pub fn load_any(
+    data: &[u8],
+    hint: Option<InputKind>,
+    folded_sample_type: (&str, &str),
+    options: &DecodeOptions,
+) -> Result<Loaded, LoadError> {
+    load(data, hint, false, folded_sample_type, options).map(|(loaded, _)| loaded)
+}
+
+/// [`load_any`], and what detection finds in the gunzipped bytes even
+/// when `hint` names the format (`None` when it finds nothing), for
+/// callers that show both.
+pub fn load_any_detected(
+    data: &[u8],
+    hint: Option<InputKind>,
+    folded_sample_type: (&str, &str),
+    options: &DecodeOptions,
+) -> Result<(Loaded, Option<Detected>), LoadError> {
+    load(data, hint, true, folded_sample_type, options)
+}
+
+fn load(
+    data: &[u8],
+    hint: Option<InputKind>,
+    always_detect: bool,
+    folded_sample_type: (&str, &str),
+    options: &DecodeOptions,
+) -> Result<(Loaded, Option<Detected>), LoadError> {
+    let unzipped = unzip(data, options).map_err(|error| LoadError::Detect(error.into()))?;
+    let (kind, detected) = match hint {
+        Some(kind) => (
+            kind,
+            always_detect.then(|| unzipped.detect().ok()).flatten(),
+        ),
+        None => {
+            let detected = unzipped.detect().map_err(LoadError::Detect)?;
+            (detected.format.into(), Some(detected))
+        }
+    };
+    let bytes = unzipped.bytes.as_ref();
+    match kind {
+        InputKind::OtlpProtobuf => Ok((
+            Loaded::Otlp {
+                request: decode_request(bytes).map_err(LoadError::OtlpProtobuf)?,
+                json: None,
+            },
+            detected,
+        )),
+        InputKind::OtlpJson => {
+            let read = request_from_json_noting_unknown_keys(bytes).map_err(LoadError::OtlpJson)?;
+            let loaded = Loaded::Otlp {
+                request: read.request,
+                json: Some(JsonNotes {
+                    bytes: bytes.len(),
+                    unknown_keys: read.unknown_keys,
+                }),
+            };
+            Ok((loaded, detected))
+        }
+        kind => {
+            let (profile, raw) = parse_unzipped(&unzipped, kind, folded_sample_type, options)?;
+            Ok((Loaded::Pprof(profile, raw), detected))
+        }
+    }
+}
