@@ -1,7 +1,7 @@
 //! OTLP → pprof, as docs/mapping.md specifies.
 
-mod group;
 mod converter;
+mod group;
 mod labels;
 mod rows;
 mod samples;
