@@ -13,7 +13,6 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 #[test]
-#[ignore = "enabled by the lead once issue 20's helpers have merged"]
 fn library_code_returns_no_string_errors() {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut files = Vec::new();

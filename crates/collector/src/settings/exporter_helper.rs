@@ -137,10 +137,15 @@ impl Default for SendingQueueKeys {
     }
 }
 
-impl TryFrom<SendingQueueKeys> for SendingQueueConfig {
-    type Error = String;
+/// `on_overflow` and the older `block_on_overflow` both set, differently.
+#[derive(Debug, thiserror::Error)]
+#[error("on_overflow and block_on_overflow disagree; write on_overflow only")]
+pub struct OverflowConflict;
 
-    fn try_from(keys: SendingQueueKeys) -> Result<Self, String> {
+impl TryFrom<SendingQueueKeys> for SendingQueueConfig {
+    type Error = OverflowConflict;
+
+    fn try_from(keys: SendingQueueKeys) -> Result<Self, OverflowConflict> {
         let from_bool = keys.block_on_overflow.map(|block| {
             if block {
                 OnOverflow::Block
@@ -149,11 +154,7 @@ impl TryFrom<SendingQueueKeys> for SendingQueueConfig {
             }
         });
         let on_overflow = match (keys.on_overflow, from_bool) {
-            (Some(a), Some(b)) if a != b => {
-                return Err(
-                    "on_overflow and block_on_overflow disagree; write on_overflow only".to_owned(),
-                )
-            }
+            (Some(a), Some(b)) if a != b => return Err(OverflowConflict),
             (Some(chosen), _) | (None, Some(chosen)) => chosen,
             (None, None) => OnOverflow::default(),
         };

@@ -25,11 +25,11 @@ use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 use profbridge_translate::otlp::ExportProfilesPartialSuccess;
 
 use super::ExportError;
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 use codec::ExportCodec;
 use config::{Compression, OtlpExporterConfig, TlsConfig};
 use skip_verify::UnverifiedTlsConnector;
-use tls::{split_scheme, uses_tls, TlsFiles};
+use tls::{split_scheme, uses_tls, ClientTlsError, TlsFiles};
 
 const EXPORT_PATH: &str =
     "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export";
@@ -52,7 +52,8 @@ impl OtlpGrpcExporter {
     /// Checks the configuration and reads TLS files; does not connect.
     pub fn new(config: &OtlpExporterConfig) -> Result<Self, ExportError> {
         let invalid = |reason: String| ExportError::Permanent(format!("otlp exporter: {reason}"));
-        let (endpoint, unverified) = channel_endpoint(config).map_err(invalid)?;
+        let (endpoint, unverified) =
+            channel_endpoint(config).map_err(|e| invalid(e.to_string()))?;
         if unverified.is_some() {
             tracing::warn!(
                 endpoint = config.endpoint.trim(),
@@ -65,7 +66,7 @@ impl OtlpGrpcExporter {
             endpoint,
             unverified,
             channel: OnceCell::new(),
-            metadata: metadata(config).map_err(invalid)?,
+            metadata: metadata(config).map_err(|e| invalid(e.to_string()))?,
             compression: match config.compression {
                 Compression::Gzip => Some(CompressionEncoding::Gzip),
                 Compression::Zstd => Some(CompressionEncoding::Zstd),
@@ -83,7 +84,7 @@ impl OtlpGrpcExporter {
     /// One export attempt, limited by the configured timeout. A reply that
     /// rejects some profiles is a success (they would be rejected again)
     /// and is logged.
-    pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+    pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
         let body = Bytes::from(batch.request().encode_to_vec());
         match tokio::time::timeout(self.timeout, self.send(body)).await {
             Ok(result) => result,
@@ -155,18 +156,37 @@ pub(crate) fn with_root_cause(text: String, error: &dyn std::error::Error) -> St
     }
 }
 
+/// Why the gRPC exporter's endpoint, TLS options or headers cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum ChannelError {
+    #[error(transparent)]
+    Tls(#[from] ClientTlsError),
+    #[error("endpoint {0:?} has a path; gRPC endpoints are host:port")]
+    HasPath(String),
+    #[error("endpoint {endpoint:?}: {error}")]
+    Endpoint {
+        endpoint: String,
+        error: tonic::transport::Error,
+    },
+    #[error("endpoint {0:?} has no host")]
+    NoHost(String),
+    #[error("tls: {0}")]
+    TonicTls(tonic::transport::Error),
+    #[error("headers: {0:?} is not a valid gRPC metadata name")]
+    MetadataName(String),
+    #[error("headers: the value of {0:?} is not valid in gRPC metadata")]
+    MetadataValue(String),
+}
+
 fn channel_endpoint(
     config: &OtlpExporterConfig,
-) -> Result<(Endpoint, Option<UnverifiedTlsConnector>), String> {
-    let (scheme, rest) = split_scheme(&config.endpoint).map_err(|e| e.to_string())?;
+) -> Result<(Endpoint, Option<UnverifiedTlsConnector>), ChannelError> {
+    let (scheme, rest) = split_scheme(&config.endpoint)?;
     let authority = rest.trim_end_matches('/');
     if authority.contains('/') {
-        return Err(format!(
-            "endpoint {:?} has a path; gRPC endpoints are host:port",
-            config.endpoint
-        ));
+        return Err(ChannelError::HasPath(config.endpoint.clone()));
     }
-    let tls = uses_tls(scheme, &config.tls).map_err(|e| e.to_string())?;
+    let tls = uses_tls(scheme, &config.tls)?;
     // Without verification the connector does TLS, and tonic, seeing
     // https://, would try to do it again.
     let unverified = tls && config.tls.insecure_skip_verify;
@@ -174,10 +194,12 @@ fn channel_endpoint(
         "{}://{authority}",
         if tls && !unverified { "https" } else { "http" }
     );
-    let endpoint = Endpoint::from_shared(uri)
-        .map_err(|error| format!("endpoint {:?}: {error}", config.endpoint))?;
+    let endpoint = Endpoint::from_shared(uri).map_err(|error| ChannelError::Endpoint {
+        endpoint: config.endpoint.clone(),
+        error,
+    })?;
     if endpoint.uri().host().is_none_or(str::is_empty) {
-        return Err(format!("endpoint {:?} has no host", config.endpoint));
+        return Err(ChannelError::NoHost(config.endpoint.clone()));
     }
     let endpoint = endpoint
         .connect_timeout(config.helper.timeout.0)
@@ -186,20 +208,18 @@ fn channel_endpoint(
         return Ok((endpoint, None));
     }
     if unverified {
-        let identity = TlsFiles::read(&config.tls)
-            .map_err(|e| e.to_string())?
-            .identity;
-        let connector = UnverifiedTlsConnector::new(identity).map_err(|e| e.to_string())?;
+        let identity = TlsFiles::read(&config.tls)?.identity;
+        let connector = UnverifiedTlsConnector::new(identity)?;
         return Ok((endpoint, Some(connector)));
     }
     let endpoint = endpoint
         .tls_config(client_tls(&config.tls)?)
-        .map_err(|error| format!("tls: {error}"))?;
+        .map_err(ChannelError::TonicTls)?;
     Ok((endpoint, None))
 }
 
-fn client_tls(config: &TlsConfig) -> Result<ClientTlsConfig, String> {
-    let files = TlsFiles::read(config).map_err(|e| e.to_string())?;
+fn client_tls(config: &TlsConfig) -> Result<ClientTlsConfig, ClientTlsError> {
+    let files = TlsFiles::read(config)?;
     let mut tls = ClientTlsConfig::new();
     tls = match files.ca {
         Some(ca) => tls.ca_certificate(tonic::transport::Certificate::from_pem(ca)),
@@ -211,13 +231,13 @@ fn client_tls(config: &TlsConfig) -> Result<ClientTlsConfig, String> {
     Ok(tls)
 }
 
-fn metadata(config: &OtlpExporterConfig) -> Result<MetadataMap, String> {
+fn metadata(config: &OtlpExporterConfig) -> Result<MetadataMap, ChannelError> {
     let mut metadata = MetadataMap::new();
     for (name, value) in &config.headers {
         let key = AsciiMetadataKey::from_bytes(name.as_bytes())
-            .map_err(|_| format!("headers: {name:?} is not a valid gRPC metadata name"))?;
+            .map_err(|_| ChannelError::MetadataName(name.clone()))?;
         let mut value = AsciiMetadataValue::try_from(value.as_str())
-            .map_err(|_| format!("headers: the value of {name:?} is not valid in gRPC metadata"))?;
+            .map_err(|_| ChannelError::MetadataValue(name.clone()))?;
         // Kept out of Debug output: headers often carry credentials.
         value.set_sensitive(true);
         metadata.insert(key, value);

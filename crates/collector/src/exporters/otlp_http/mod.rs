@@ -17,10 +17,10 @@ use reqwest::{Client, Url};
 use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
 use super::otlp::config::Compression;
-use super::otlp::tls::{split_scheme, uses_tls};
+use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::otlp::warn_partial_success;
 use super::ExportError;
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 use config::{Encoding, OtlpHttpExporterConfig, PROFILES_PATH};
 
 /// How much of a reply's body is read.
@@ -42,8 +42,8 @@ impl OtlpHttpExporter {
     pub fn new(config: &OtlpHttpExporterConfig) -> Result<Self, ExportError> {
         let invalid =
             |reason: String| ExportError::Permanent(format!("otlp_http exporter: {reason}"));
-        let (url, tls) = profiles_url(config).map_err(invalid)?;
-        let mut headers = custom_headers(config).map_err(invalid)?;
+        let (url, tls) = profiles_url(config).map_err(|e| invalid(e.to_string()))?;
+        let mut headers = custom_headers(config).map_err(|e| invalid(e.to_string()))?;
         headers.insert(
             CONTENT_TYPE,
             HeaderValue::from_static(body::content_type(config.encoding)),
@@ -77,7 +77,7 @@ impl OtlpHttpExporter {
     /// One export attempt, limited by the configured timeout. A reply that
     /// rejects some profiles is a success (they would be rejected again)
     /// and is logged.
-    pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+    pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
         let body =
             body::encode(batch.request(), self.encoding, self.compression).map_err(|reason| {
                 ExportError::Permanent(format!("cannot encode the batch: {reason}"))
@@ -104,35 +104,58 @@ impl OtlpHttpExporter {
     }
 }
 
+/// Why the HTTP exporter's URL or headers cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum UrlError {
+    #[error("set endpoint (or profiles_endpoint)")]
+    NoEndpoint,
+    #[error(transparent)]
+    Tls(#[from] ClientTlsError),
+    #[error("{given:?} is not a URL: {error}")]
+    NotAUrl {
+        given: String,
+        error: <Url as std::str::FromStr>::Err,
+    },
+    #[error("{0:?} has no host")]
+    NoHost(String),
+    #[error("headers: {0:?} is not a valid header name")]
+    HeaderName(String),
+    #[error("headers: the value of {0:?} is not a valid header value")]
+    HeaderValue(String),
+}
+
 /// The URL to POST to, and whether it uses TLS.
-fn profiles_url(config: &OtlpHttpExporterConfig) -> Result<(Url, bool), String> {
+fn profiles_url(config: &OtlpHttpExporterConfig) -> Result<(Url, bool), UrlError> {
     let (given, append_path) = match &config.profiles_endpoint {
         Some(full) => (full.as_str(), false),
         None => (config.endpoint.as_str(), true),
     };
     if given.trim().is_empty() {
-        return Err("set endpoint (or profiles_endpoint)".to_owned());
+        return Err(UrlError::NoEndpoint);
     }
-    let (scheme, rest) = split_scheme(given).map_err(|e| e.to_string())?;
-    let tls = uses_tls(scheme, &config.tls).map_err(|e| e.to_string())?;
+    let (scheme, rest) = split_scheme(given)?;
+    let tls = uses_tls(scheme, &config.tls)?;
     let mut text = format!("{}://{rest}", if tls { "https" } else { "http" });
     if append_path {
         text = format!("{}{PROFILES_PATH}", text.trim_end_matches('/'));
     }
-    let url = Url::parse(&text).map_err(|error| format!("{given:?} is not a URL: {error}"))?;
+    let url = Url::parse(&text).map_err(|error| UrlError::NotAUrl {
+        given: given.to_owned(),
+        error,
+    })?;
     if url.host_str().is_none_or(str::is_empty) {
-        return Err(format!("{given:?} has no host"));
+        return Err(UrlError::NoHost(given.to_owned()));
     }
     Ok((url, tls))
 }
 
-fn custom_headers(config: &OtlpHttpExporterConfig) -> Result<HeaderMap, String> {
+fn custom_headers(config: &OtlpHttpExporterConfig) -> Result<HeaderMap, UrlError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &config.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| format!("headers: {name:?} is not a valid header name"))?;
-        let mut value = HeaderValue::from_str(value)
-            .map_err(|_| format!("headers: the value of {name:?} is not a valid header value"))?;
+            .map_err(|_| UrlError::HeaderName(name.clone()))?;
+        let mut value =
+            HeaderValue::from_str(value).map_err(|_| UrlError::HeaderValue(name.to_string()))?;
         // Kept out of Debug output: headers often carry credentials.
         value.set_sensitive(true);
         headers.insert(name, value);
@@ -144,7 +167,7 @@ fn custom_headers(config: &OtlpHttpExporterConfig) -> Result<HeaderMap, String> 
 mod tests {
     use super::*;
 
-    fn url_of(endpoint: &str, profiles_endpoint: Option<&str>) -> Result<String, String> {
+    fn url_of(endpoint: &str, profiles_endpoint: Option<&str>) -> Result<String, UrlError> {
         let config = OtlpHttpExporterConfig {
             endpoint: endpoint.to_owned(),
             profiles_endpoint: profiles_endpoint.map(str::to_owned),

@@ -46,7 +46,7 @@ const VERSION: u32 = 1;
 
 /// A checkpoint file that cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum CheckpointError {
+pub enum CheckpointError {
     #[error("cannot read checkpoint {}: {error}", path.display())]
     Read {
         path: PathBuf,

@@ -24,9 +24,9 @@ use tokio::task::JoinHandle;
 use profbridge_pprof::DEFAULT_MAX_INPUT_BYTES;
 use profbridge_translate::otlp::KeyValue;
 
-use self::checkpoint::{Checkpoint, Disposition, FileIdentity};
+use self::checkpoint::{Checkpoint, CheckpointError, Disposition, FileIdentity};
 use self::config::{AfterSuccess, FileReceiverConfig, StartAt};
-use super::handoff::{hand_over, parse_estimate, string_attributes};
+use super::from_pprof::{hand_over, parse_estimate, string_attributes};
 use super::otlp::{admit, settle, Outcome};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -40,6 +40,23 @@ pub fn describe(name: &str, config: &FileReceiverConfig) -> String {
     )
 }
 
+/// Why a file receiver cannot start, or keep its checkpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum FileReceiverError {
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error("exclude {pattern:?}: {error}")]
+    Exclude {
+        pattern: String,
+        error: glob::PatternError,
+    },
+    #[error("cannot write checkpoint {}: {error}", path.display())]
+    SaveCheckpoint {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
+
 /// Loads the checkpoint and starts polling until `stopped` turns true.
 pub fn start(
     name: &str,
@@ -47,13 +64,17 @@ pub fn start(
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
     stopped: watch::Receiver<bool>,
-) -> Result<JoinHandle<()>, String> {
-    let (checkpoint, existed) =
-        Checkpoint::load(&config.checkpoint_path(name)).map_err(|e| e.to_string())?;
+) -> Result<JoinHandle<()>, FileReceiverError> {
+    let (checkpoint, existed) = Checkpoint::load(&config.checkpoint_path(name))?;
     let exclude = config
         .exclude
         .iter()
-        .map(|pattern| Pattern::new(pattern).map_err(|e| format!("exclude {pattern:?}: {e}")))
+        .map(|pattern| {
+            Pattern::new(pattern).map_err(|error| FileReceiverError::Exclude {
+                pattern: pattern.clone(),
+                error,
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let mut skip: Vec<PathBuf> = [&config.failed_dir, &config.move_to]
         .into_iter()
@@ -128,7 +149,7 @@ impl Watcher {
     }
 
     /// Records every file there now as seen, for `start_at: end`.
-    fn skip_existing(&mut self) -> Result<(), String> {
+    fn skip_existing(&mut self) -> Result<(), FileReceiverError> {
         let (found, _) = scan::scan(&self.config.include, &self.exclude, &self.skip);
         for (path, identity) in &found {
             self.checkpoint
@@ -167,7 +188,7 @@ impl Watcher {
             }
         }
         if let Err(reason) = self.save_checkpoint() {
-            tracing::error!(receiver = %self.metrics.receiver, reason, "cannot save the checkpoint");
+            tracing::error!(receiver = %self.metrics.receiver, %reason, "cannot save the checkpoint");
         }
     }
 
@@ -205,7 +226,7 @@ impl Watcher {
                 self.checkpoint
                     .record(&scan::key(path), identity, Disposition::Sent);
                 if let Err(reason) = self.save_checkpoint() {
-                    tracing::error!(receiver = %self.metrics.receiver, reason, "cannot save the checkpoint; the file may be sent again after a restart");
+                    tracing::error!(receiver = %self.metrics.receiver, %reason, "cannot save the checkpoint; the file may be sent again after a restart");
                 }
                 tracing::info!(receiver = %self.metrics.receiver, path = %path.display(), "delivered a profile file");
                 self.after_success(path);
@@ -277,12 +298,12 @@ impl Watcher {
             .record(&scan::key(path), identity, Disposition::Failed);
     }
 
-    fn save_checkpoint(&mut self) -> Result<(), String> {
-        self.checkpoint.save().map_err(|error| {
-            format!(
-                "cannot write checkpoint {}: {error}",
-                self.checkpoint.path().display()
-            )
-        })
+    fn save_checkpoint(&mut self) -> Result<(), FileReceiverError> {
+        self.checkpoint
+            .save()
+            .map_err(|error| FileReceiverError::SaveCheckpoint {
+                path: self.checkpoint.path().to_path_buf(),
+                error,
+            })
     }
 }
