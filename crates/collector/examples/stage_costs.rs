@@ -221,7 +221,7 @@ fn main() {
 fn export_only(encoded: &[u8], dir: &str, rounds: u32) {
     use profbridge_collector::exporters::file::config::FileExporterConfig;
     use profbridge_collector::exporters::file::FileExporter;
-    use profbridge_collector::pipeline::Batch;
+    use profbridge_collector::pipeline::Profiles;
 
     let config = FileExporterConfig {
         path: dir.to_owned(),
@@ -237,14 +237,14 @@ fn export_only(encoded: &[u8], dir: &str, rounds: u32) {
         .and_then(|n| n.parse().ok())
         .unwrap_or(1_usize)
         .max(1);
-    let batches: Vec<Batch> = (0..copies)
+    let batches: Vec<Profiles> = (0..copies)
         .map(|_| {
             let request = decode_request(encoded).unwrap();
             if std::env::var_os("UNVALIDATED").is_some() {
-                Batch::new(request, encoded.len())
+                Profiles::new(request, encoded.len())
             } else {
                 let validation = validate_request(&request).unwrap();
-                Batch::validated(request, encoded.len(), validation)
+                Profiles::validated(request, encoded.len(), validation)
             }
         })
         .collect();

@@ -6,12 +6,12 @@ use std::sync::{Mutex, PoisonError};
 
 /// At most `max` things kept, the last kept given out first.
 #[derive(Debug)]
-pub(crate) struct Kept<T> {
+pub(crate) struct ReusePool<T> {
     max: usize,
     items: Mutex<Vec<T>>,
 }
 
-impl<T> Kept<T> {
+impl<T> ReusePool<T> {
     pub const fn new(max: usize) -> Self {
         Self {
             max,
@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn at_most_max_are_kept_and_the_last_kept_comes_out_first() {
-        let kept = Kept::new(2);
+        let kept = ReusePool::new(2);
         for item in 1..=3 {
             kept.keep(item);
         }

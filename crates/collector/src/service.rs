@@ -15,7 +15,7 @@ pub use crate::component::{Endpoint, StartError};
 use crate::components::Registry as Components;
 use crate::pipeline::register_queue;
 use crate::pipeline::sending::QueuedExporter;
-use crate::pipeline::{Pipeline, PipelineHandle};
+use crate::pipeline::{Pipeline, PipelineHandle, RequestPool};
 use crate::settings::telemetry::MetricsConfig;
 use crate::settings::{Config, ProcessorConfig};
 use crate::telemetry::instruments::register_process;
@@ -88,6 +88,9 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         exporters.insert(name, queued);
     }
 
+    // One pool of decoded requests for every pipeline and receiver, so
+    // that its size and its hits and misses are the collector's.
+    let request_pool = Arc::new(RequestPool::registered(&registry));
     let mut pipelines = Vec::new();
     let mut handles_by_receiver: BTreeMap<String, Vec<PipelineHandle>> = BTreeMap::new();
     for (name, pipeline) in &config.service.pipelines {
@@ -103,12 +106,12 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             .filter_map(|id| config.processors.iter().find(|(defined, _)| defined == id))
             .map(|(id, processor)| build_processor(&id.to_string(), processor))
             .collect::<Result<Vec<_>, _>>()?;
-        let running = Pipeline::start(
+        let running = Pipeline::start_sharing(
             name,
             processors,
             members,
-            queue_bytes,
-            pipeline.queue.max_requests,
+            (queue_bytes, pipeline.queue.max_requests),
+            Arc::clone(&request_pool),
         );
         register_queue(&registry, name, Arc::clone(running.handle().budget()));
         for receiver in &pipeline.receivers {

@@ -25,7 +25,7 @@ use profbridge_collector::exporters::helper::{
     EnqueueError, ExporterHelperConfig, OnOverflow, QueuedExporter, RetryConfig, SendingQueueConfig,
 };
 use profbridge_collector::exporters::ExportError;
-use profbridge_collector::pipeline::{Batch, ChannelExport, Exporter, Pipeline};
+use profbridge_collector::pipeline::{ChannelExport, Exporter, Pipeline, Profiles};
 use profbridge_collector::telemetry::Registry;
 use profbridge_testkit::{SmallDisk, TempDir};
 use profbridge_translate::otlp::{
@@ -35,7 +35,7 @@ use profbridge_translate::otlp::{
 const PATIENCE: Duration = Duration::from_secs(20);
 
 /// A request of `profiles` empty profiles, told apart by `seed`.
-fn batch(seed: u64, profiles: usize) -> Arc<Batch> {
+fn batch(seed: u64, profiles: usize) -> Arc<Profiles> {
     let profile = Profile {
         time_unix_nano: seed,
         ..Profile::default()
@@ -51,10 +51,10 @@ fn batch(seed: u64, profiles: usize) -> Arc<Batch> {
         dictionary: None,
     };
     let size = request.encoded_len();
-    Arc::new(Batch::new(request, size))
+    Arc::new(Profiles::new(request, size))
 }
 
-fn seed_of(batch: &Batch) -> u64 {
+fn seed_of(batch: &Profiles) -> u64 {
     batch.request().resource_profiles[0].scope_profiles[0].profiles[0].time_unix_nano
 }
 
@@ -565,7 +565,7 @@ fn segment_files(storage: &Path) -> Vec<PathBuf> {
 async fn the_persistent_queue_replays_what_was_never_acknowledged() {
     let dir = TempDir::new("helper-persistent");
     let storage = dir.path().join("queue");
-    let offered: Vec<Arc<Batch>> = (10..13).map(|seed| batch(seed, 2)).collect();
+    let offered: Vec<Arc<Profiles>> = (10..13).map(|seed| batch(seed, 2)).collect();
     {
         let mut crashed = start("file/q", &persistent(&storage)).await;
         for batch in &offered {
@@ -812,7 +812,7 @@ async fn intake_marks_only_requests_it_queues_unchanged_as_validated() {
 // ---- full disks ----
 
 /// A request of about `bytes` bytes (one profile carrying a payload).
-fn padded_batch(seed: u64, bytes: usize) -> Arc<Batch> {
+fn padded_batch(seed: u64, bytes: usize) -> Arc<Profiles> {
     let profile = Profile {
         time_unix_nano: seed,
         original_payload: vec![u8::try_from(seed % 251).unwrap(); bytes],
@@ -829,7 +829,7 @@ fn padded_batch(seed: u64, bytes: usize) -> Arc<Batch> {
         dictionary: None,
     };
     let size = request.encoded_len();
-    Arc::new(Batch::new(request, size))
+    Arc::new(Profiles::new(request, size))
 }
 
 async fn until(what: &str, mut done: impl FnMut() -> bool) {

@@ -21,7 +21,7 @@ use profbridge_collector::exporters::debug::{summarize, DebugExporter};
 use profbridge_collector::exporters::file::config::{FileExporterConfig, FileFormat, Retention};
 use profbridge_collector::exporters::file::{FileExporter, SWEEP_EVERY_EXPORTS};
 use profbridge_collector::exporters::ExportError;
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 use profbridge_pprof::{canonical_diff, decode, parse_any, DecodeOptions};
 use profbridge_testkit::{corpus_file, ebpf_like_request, TempDir};
 use profbridge_translate::json::request_from_json;
@@ -39,14 +39,14 @@ use profbridge_translate::{
 const RECEIVED_MS: u64 = 1_795_241_700_123;
 const RECEIVED_TEXT: &str = "20261121T061500.123Z";
 
-fn batch_at(request: ExportProfilesServiceRequest, millis: u64) -> Batch {
+fn batch_at(request: ExportProfilesServiceRequest, millis: u64) -> Profiles {
     let encoded_size = request.encoded_len();
-    let mut batch = Batch::new(request, encoded_size);
+    let mut batch = Profiles::new(request, encoded_size);
     batch.received_at = UNIX_EPOCH + Duration::from_millis(millis);
     batch
 }
 
-fn batch(request: ExportProfilesServiceRequest) -> Batch {
+fn batch(request: ExportProfilesServiceRequest) -> Profiles {
     batch_at(request, RECEIVED_MS)
 }
 
@@ -739,9 +739,9 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-fn validated_batch(request: ExportProfilesServiceRequest) -> Batch {
+fn validated_batch(request: ExportProfilesServiceRequest) -> Profiles {
     let validation = validate_request(&request).unwrap();
-    Batch::validated(request, 100, validation)
+    Profiles::validated(request, 100, validation)
 }
 
 /// The exporter converts in memory it keeps between exports and skips
@@ -786,7 +786,7 @@ fn with_an_invalid_profile(seed: u64) -> ExportProfilesServiceRequest {
     request
 }
 
-fn permanent_error(exporter: &FileExporter, batch: &Batch) -> String {
+fn permanent_error(exporter: &FileExporter, batch: &Profiles) -> String {
     match exporter.export(batch) {
         Err(ExportError::Permanent(message)) => message,
         other => panic!("expected a permanent error, got {other:?}"),

@@ -180,7 +180,7 @@ const LAYERS: &[&[&str]] = &[
     // Option types, the model and its parser, and small shared pieces.
     &[
         "settings",
-        "kept",
+        "reuse",
         "push_v1",
         "retry_info",
         "timestamp",

@@ -33,7 +33,7 @@ use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
 use profbridge_collector::exporters::ExportError;
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::receivers::otlp::retry_info;
 use profbridge_collector::service::{self, Running};
 use profbridge_testkit::{ebpf_like_request, TempDir};
@@ -44,10 +44,10 @@ use profbridge_translate::otlp::{
 
 const COMPRESSIONS: [Compression; 3] = [Compression::Gzip, Compression::Zstd, Compression::None];
 
-fn batch(stacks: usize, seed: u64) -> Batch {
+fn batch(stacks: usize, seed: u64) -> Profiles {
     let request = ebpf_like_request(stacks, seed);
     let size = request.encoded_len();
-    Batch::new(request, size)
+    Profiles::new(request, size)
 }
 
 /// The collector with OTLP gRPC and HTTP receivers on free ports, writing
@@ -116,7 +116,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every batch sent arrived once, canonically equal.
-fn assert_all_arrived(sent: &[Batch], received: &[ExportProfilesServiceRequest], what: &str) {
+fn assert_all_arrived(sent: &[Profiles], received: &[ExportProfilesServiceRequest], what: &str) {
     assert_eq!(received.len(), sent.len(), "{what}: requests written");
     let mut received: Vec<_> = received.iter().map(canonicalize).collect();
     for batch in sent {
@@ -210,7 +210,7 @@ async fn requests_the_receiver_refuses_are_permanent_failures() {
             }
         }
         let size = request.encoded_len();
-        Batch::new(request, size)
+        Profiles::new(request, size)
     };
     let grpc =
         OtlpGrpcExporter::new(&grpc_config(sink.grpc.to_string(), Compression::Gzip)).unwrap();

@@ -18,7 +18,7 @@ use prost::Message;
 use profbridge_collector::config::parse_yaml;
 use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::service::{self, Running};
 use profbridge_testkit::{ebpf_like_request, TempDir};
 use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest};
@@ -82,7 +82,7 @@ async fn send(grpc: SocketAddr, requests: &[ExportProfilesServiceRequest]) {
     })
     .unwrap();
     for request in requests {
-        let batch = Batch::new(request.clone(), request.encoded_len());
+        let batch = Profiles::new(request.clone(), request.encoded_len());
         exporter.export(&batch).await.unwrap();
     }
 }

@@ -19,7 +19,7 @@ use proptest::prelude::*;
 use prost::Message;
 
 use profbridge_collector::config::units::{self, ByteSize};
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::processors::{
     BatchProcessorConfig, Batcher, ResourceProcessor, ResourceProcessorConfig,
 };
@@ -34,12 +34,12 @@ use profbridge_translate::{pprof_to_otlp, validate_request, PprofInput, ToOtlpOp
 
 // ---------------------------------------------------------------- helpers
 
-fn batch(request: ExportProfilesServiceRequest) -> Batch {
+fn batch(request: ExportProfilesServiceRequest) -> Profiles {
     let encoded_size = request.encoded_len();
-    Batch::new(request, encoded_size)
+    Profiles::new(request, encoded_size)
 }
 
-fn batch_at(request: ExportProfilesServiceRequest, millis: u64) -> Batch {
+fn batch_at(request: ExportProfilesServiceRequest, millis: u64) -> Profiles {
     let mut batch = batch(request);
     batch.received_at = UNIX_EPOCH + Duration::from_millis(millis);
     batch
@@ -169,7 +169,7 @@ fn content<'a>(
 
 /// Every batch is a valid request, within the limits unless it holds a
 /// single sample, and its sizes are right.
-fn assert_within(batches: &[Batch], max_size: usize, max_bytes: u64) {
+fn assert_within(batches: &[Profiles], max_size: usize, max_bytes: u64) {
     for (i, batch) in batches.iter().enumerate() {
         let validated = validate_request(batch.request())
             .unwrap_or_else(|e| panic!("batch {i} has an invalid dictionary: {e}"));
@@ -197,7 +197,7 @@ fn assert_within(batches: &[Batch], max_size: usize, max_bytes: u64) {
     }
 }
 
-fn assert_same_content(inputs: &[ExportProfilesServiceRequest], outputs: &[Batch]) {
+fn assert_same_content(inputs: &[ExportProfilesServiceRequest], outputs: &[Profiles]) {
     let outputs: Vec<&ExportProfilesServiceRequest> = outputs.iter().map(|b| b.request()).collect();
     assert_eq!(totals(inputs), totals(outputs.iter().copied()));
     assert!(
@@ -206,8 +206,8 @@ fn assert_same_content(inputs: &[ExportProfilesServiceRequest], outputs: &[Batch
     );
 }
 
-fn samples_of(batches: &[Batch]) -> Vec<usize> {
-    batches.iter().map(Batch::sample_count).collect()
+fn samples_of(batches: &[Profiles]) -> Vec<usize> {
+    batches.iter().map(Profiles::sample_count).collect()
 }
 
 /// One request per corpus file that converts, with its bytes kept as the
@@ -451,7 +451,7 @@ fn oversized_requests_are_split_by_bytes() {
     let mut out = batcher.push(batch(input.clone()));
     out.extend(batcher.flush());
     assert!(out.len() > 5, "{} pieces", out.len());
-    assert_eq!(out.iter().map(Batch::sample_count).sum::<usize>(), 2000);
+    assert_eq!(out.iter().map(Profiles::sample_count).sum::<usize>(), 2000);
     assert_within(&out, 0, max_bytes);
     let filled: usize = out.iter().map(|b| b.encoded_size).sum();
     assert!(
@@ -622,7 +622,7 @@ proptest! {
         assert_within(&out, max_size, max_bytes);
         assert_same_content(&inputs, &out);
         prop_assert_eq!(
-            out.iter().map(Batch::sample_count).sum::<usize>(),
+            out.iter().map(Profiles::sample_count).sum::<usize>(),
             inputs.iter().map(|r| batch(r.clone()).sample_count()).sum::<usize>()
         );
         for b in &out {

@@ -35,7 +35,7 @@ use profbridge_collector::exporters::pyroscope::config::{
 };
 use profbridge_collector::exporters::pyroscope::PyroscopeExporter;
 use profbridge_collector::exporters::ExportError;
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::push_v1::{LabelPair, PushRequest, PUSH_PATH};
 use profbridge_collector::service;
 use profbridge_pprof::{decode, encode, parse_any, DecodeOptions, EncodeOptions};
@@ -518,9 +518,9 @@ fn with_own_labels(
 
 const APIS: [PyroscopeApi; 2] = [PyroscopeApi::Push, PyroscopeApi::Ingest];
 
-fn batch(request: ExportProfilesServiceRequest) -> Batch {
+fn batch(request: ExportProfilesServiceRequest) -> Profiles {
     let size = request.encoded_len();
-    let mut batch = Batch::new(request, size);
+    let mut batch = Profiles::new(request, size);
     batch.received_at = UNIX_EPOCH + Duration::from_secs(RECEIVED_SECS);
     batch
 }

@@ -24,14 +24,14 @@ use profbridge_collector::exporters::otlp::config::{OtlpExporterConfig, TlsConfi
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::service::{self, Running};
 use profbridge_testkit::{ebpf_like_request, gperftools_cpu_profile, TempDir};
 
-fn batch() -> Batch {
+fn batch() -> Profiles {
     let request = ebpf_like_request(4, 7);
     let size = request.encoded_len();
-    Batch::new(request, size)
+    Profiles::new(request, size)
 }
 
 // ---- certificates ----

@@ -331,3 +331,54 @@ fn the_pyroscope_push_api_counts_strings_that_are_not_utf8() {
     );
     assert!(collector.stop().0);
 }
+
+const POOL_HITS: &str = "profbridge_request_pool_hits_total";
+const POOL_MISSES: &str = "profbridge_request_pool_misses_total";
+
+/// Scrapes until `series` reads `wanted`, for at most 30 s.
+fn scrape_until(telemetry: Option<SocketAddr>, series: &str, wanted: f64) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let metrics = scrape(telemetry);
+        if value(&metrics, series) == Some(wanted) {
+            return metrics;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{series} never reached {wanted}:\n{metrics}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The service's request pool: a request the exporters are done with is
+/// decoded into again, and `/metrics` counts every decode as a hit or a
+/// miss of the pool.
+#[test]
+fn decoded_requests_are_reused_and_counted() {
+    let collector = start_collector("request-pool");
+    let request = ebpf_like_request(200, 3);
+    let (profiles, _) = profiles_and_samples(&request);
+    let before = scrape(collector.telemetry);
+    assert_eq!(value(&before, POOL_HITS), Some(0.0), "{before}");
+    assert_eq!(value(&before, POOL_MISSES), Some(0.0), "{before}");
+    let sent = 5;
+    for round in 1..=sent {
+        let (status, body) = post_protobuf(collector.http.unwrap(), &request);
+        assert_eq!(status, 200, "{body}");
+        scrape_until(collector.telemetry, SENT, profiles * f64::from(round));
+    }
+    let metrics = scrape(collector.telemetry);
+    let hits = value(&metrics, POOL_HITS).unwrap();
+    let misses = value(&metrics, POOL_MISSES).unwrap();
+    assert_eq!(hits + misses, f64::from(sent), "{metrics}");
+    assert!(
+        misses >= 1.0,
+        "the first request has nothing to reuse:\n{metrics}"
+    );
+    assert!(
+        hits >= 1.0,
+        "no request was decoded into a pooled one:\n{metrics}"
+    );
+    assert!(collector.stop().0);
+}

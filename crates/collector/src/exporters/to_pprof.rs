@@ -4,14 +4,14 @@
 use profbridge_translate::{OtlpToPprof, PprofConverter, UnassembledPprof};
 
 use super::ExportError;
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 
 /// The pprofs of `batch`. A request none of whose profiles can become
 /// pprof fails permanently; when only some cannot, the rest are converted
 /// and `exporter` logs a warning.
 pub(crate) fn batch_to_pprofs(
     converter: &mut PprofConverter,
-    batch: &Batch,
+    batch: &Profiles,
     exporter: &str,
 ) -> Result<OtlpToPprof<UnassembledPprof>, ExportError> {
     let converted = match batch.validation() {

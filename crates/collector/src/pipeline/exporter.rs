@@ -8,7 +8,7 @@ use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
 
-use super::Batch;
+use super::Profiles;
 
 /// Why an export failed; retryable failures may succeed later.
 #[derive(Debug, Error)]
@@ -45,14 +45,14 @@ pub type ExportFuture = Pin<Box<dyn Future<Output = Result<(), ExportError>> + S
 pub trait Export: Send + Sync + 'static {
     /// Exports one batch; an exporter whose work blocks moves it to the
     /// blocking pool itself (see [`on_blocking_pool`]).
-    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture;
+    fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture;
 }
 
 /// Runs blocking export `work` on the blocking pool.
 pub fn on_blocking_pool<T: Send + Sync + 'static>(
     exporter: Arc<T>,
-    batch: Arc<Batch>,
-    work: fn(&T, &Batch) -> Result<(), ExportError>,
+    batch: Arc<Profiles>,
+    work: fn(&T, &Profiles) -> Result<(), ExportError>,
 ) -> ExportFuture {
     Box::pin(async move {
         tokio::task::spawn_blocking(move || work(&exporter, &batch))
@@ -72,7 +72,7 @@ pub struct Exporter {
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct ChannelExport {
-    pub batch: Arc<Batch>,
+    pub batch: Arc<Profiles>,
     pub reply: oneshot::Sender<Result<(), ExportError>>,
 }
 
@@ -82,7 +82,7 @@ struct ChannelExporter {
 }
 
 impl Export for ChannelExporter {
-    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+    fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
             if self.sender.send(ChannelExport { batch, reply }).is_err() {
@@ -117,7 +117,7 @@ impl Exporter {
     }
 
     /// Exports one batch.
-    pub async fn export(self: &Arc<Self>, batch: &Arc<Batch>) -> Result<(), ExportError> {
+    pub async fn export(self: &Arc<Self>, batch: &Arc<Profiles>) -> Result<(), ExportError> {
         Arc::clone(&self.runtime).export(Arc::clone(batch)).await
     }
 }

@@ -6,15 +6,15 @@
 //! it is configured to block). A batch keeps its share of the pipeline's
 //! budget until every exporter that holds it in memory is done with it.
 
-mod batch;
+mod profiles;
 /// `service.pipelines.NAME.queue`, parsed with the rest of the configuration.
 pub use crate::settings::queue as config;
 mod budget;
 mod exporter;
 mod memory;
 mod processing;
+mod request_pool;
 pub mod sending;
-mod spare_requests;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,14 +22,14 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-pub use batch::Batch;
 pub use budget::{register_queue, ByteBudget, Reservation};
 #[doc(hidden)]
 pub use exporter::ChannelExport;
 pub use exporter::{on_blocking_pool, Export, ExportError, ExportFuture, Exporter};
 pub use memory::memory_estimate;
 pub use processing::{Processed, Processor};
-pub use spare_requests::spare_request;
+pub use profiles::Profiles;
+pub use request_pool::RequestPool;
 
 use processing::{InFlight, Stage};
 
@@ -47,7 +47,7 @@ pub enum Refused {
 }
 
 struct Queued {
-    batch: Arc<Batch>,
+    batch: Arc<Profiles>,
     reservation: Reservation,
     confirm: Option<oneshot::Sender<bool>>,
 }
@@ -75,20 +75,26 @@ impl Confirmation {
 #[derive(Clone)]
 pub struct PipelineHandle {
     pub name: Arc<str>,
+    request_pool: Arc<RequestPool>,
     sender: mpsc::Sender<Queued>,
     budget: Arc<ByteBudget>,
     exporters: Arc<[Arc<QueuedExporter>]>,
 }
 
 impl PipelineHandle {
+    /// Where this pipeline's receivers take requests to decode into.
+    pub fn request_pool(&self) -> &Arc<RequestPool> {
+        &self.request_pool
+    }
+
     /// Queues `batch` without waiting, or says why not.
-    pub fn try_submit(&self, batch: Arc<Batch>) -> Result<(), Refused> {
+    pub fn try_submit(&self, batch: Arc<Profiles>) -> Result<(), Refused> {
         self.submit(batch, None)
     }
 
     /// [`Self::try_submit`], and a [`Confirmation`] of when the exporters'
     /// queues have it.
-    pub fn try_submit_confirmed(&self, batch: Arc<Batch>) -> Result<Confirmation, Refused> {
+    pub fn try_submit_confirmed(&self, batch: Arc<Profiles>) -> Result<Confirmation, Refused> {
         let (confirm, confirmation) = oneshot::channel();
         self.submit(batch, Some(confirm))
             .map(|()| Confirmation(confirmation))
@@ -96,7 +102,7 @@ impl PipelineHandle {
 
     fn submit(
         &self,
-        batch: Arc<Batch>,
+        batch: Arc<Profiles>,
         confirm: Option<oneshot::Sender<bool>>,
     ) -> Result<(), Refused> {
         let reservation = self
@@ -133,6 +139,17 @@ impl PipelineHandle {
     }
 }
 
+/// A request to decode `encoded_size` protobuf bytes into, from the request
+/// pool of the pipelines a receiver feeds (they share the service's).
+pub fn pooled_request(
+    pipelines: &[PipelineHandle],
+    encoded_size: usize,
+) -> profbridge_translate::otlp::ExportProfilesServiceRequest {
+    pipelines.first().map_or_else(Default::default, |pipeline| {
+        pipeline.request_pool.take(encoded_size)
+    })
+}
+
 /// A running pipeline: its queue and the task that drains it.
 pub struct Pipeline {
     handle: PipelineHandle,
@@ -140,12 +157,33 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
+    /// A pipeline with a request pool of its own.
     pub fn start(
         name: &str,
         processors: Vec<Box<dyn Processor>>,
         exporters: Vec<Arc<QueuedExporter>>,
         queue_bytes: usize,
         queue_requests: usize,
+    ) -> Self {
+        let request_pool = Arc::new(RequestPool::default());
+        Self::start_sharing(
+            name,
+            processors,
+            exporters,
+            (queue_bytes, queue_requests),
+            request_pool,
+        )
+    }
+
+    /// A pipeline whose receivers decode into `request_pool`'s requests,
+    /// and whose requests go back to it when the pipeline is done with
+    /// them. `queue` is the most bytes and requests it holds.
+    pub fn start_sharing(
+        name: &str,
+        processors: Vec<Box<dyn Processor>>,
+        exporters: Vec<Arc<QueuedExporter>>,
+        (queue_bytes, queue_requests): (usize, usize),
+        request_pool: Arc<RequestPool>,
     ) -> Self {
         let (sender, receiver) = mpsc::channel(queue_requests.max(1));
         let name: Arc<str> = Arc::from(name);
@@ -156,6 +194,7 @@ impl Pipeline {
         Self {
             handle: PipelineHandle {
                 name,
+                request_pool,
                 sender,
                 budget,
                 exporters: shared_exporters,

@@ -12,22 +12,22 @@ use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use super::budget::{ByteBudget, Reservation};
-use super::Batch;
+use super::Profiles;
 /// What a processor did with a batch.
 pub enum Processed {
     /// Passed it on, changed or not (shared, as the exporters take it).
-    Passed(Arc<Batch>),
+    Passed(Arc<Profiles>),
     /// Held it; these batches (maybe none) are let go now.
-    Held(Vec<Batch>),
+    Held(Vec<Profiles>),
 }
 
 /// A processor's runtime, driven by the pipeline's drain task.
 pub trait Processor: Send {
-    fn process(&mut self, batch: Batch) -> Processed;
+    fn process(&mut self, batch: Profiles) -> Processed;
 
     /// Lets go of everything held (its deadline passed, or the pipeline
     /// is stopping).
-    fn flush(&mut self) -> Vec<Batch> {
+    fn flush(&mut self) -> Vec<Profiles> {
         Vec::new()
     }
 
@@ -44,7 +44,7 @@ pub trait Processor: Send {
 
 /// A batch on its way through the processors, with what it holds.
 pub(super) struct InFlight {
-    pub batch: Arc<Batch>,
+    pub batch: Arc<Profiles>,
     pub hold: Arc<Reservation>,
     /// Told whether the exporters took it.
     pub confirms: Vec<oneshot::Sender<bool>>,
@@ -113,7 +113,7 @@ pub(super) fn flush(stages: &mut [Stage], index: usize, budget: &Arc<ByteBudget>
 
 /// Batches a batch processor let go. Each holds budget for itself; once the
 /// processor holds nothing more, what its inputs held is let go.
-fn release(stage: &mut Stage, ready: Vec<Batch>, budget: &Arc<ByteBudget>) -> Vec<InFlight> {
+fn release(stage: &mut Stage, ready: Vec<Profiles>, budget: &Arc<ByteBudget>) -> Vec<InFlight> {
     let empty = stage.processor.is_empty();
     let out: Vec<InFlight> = ready
         .into_iter()
@@ -129,6 +129,6 @@ fn release(stage: &mut Stage, ready: Vec<Batch>, budget: &Arc<ByteBudget>) -> Ve
     out
 }
 
-fn owned(batch: Arc<Batch>) -> Batch {
+fn owned(batch: Arc<Profiles>) -> Profiles {
     Arc::try_unwrap(batch).unwrap_or_else(|shared| (*shared).clone())
 }

@@ -1,12 +1,16 @@
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::Validated;
 
-/// What flows through a pipeline: one received request (its invalid
-/// profiles already removed) and what the pipeline needs to know about it.
+use super::RequestPool;
+
+/// What flows through a pipeline (the Collector's pdata calls it
+/// `Profiles` too): one received request, its invalid profiles already
+/// removed, and what the pipeline needs to know about it.
 #[derive(Debug, Clone)]
-pub struct Batch {
+pub struct Profiles {
     request: ExportProfilesServiceRequest,
     /// What `validate_request` found for `request` exactly as it is, when
     /// whoever made the batch validated it; changing the request drops it.
@@ -16,9 +20,11 @@ pub struct Batch {
     pub encoded_size: usize,
     /// The memory it holds decoded (estimated), which queue budgets count.
     pub memory_size: usize,
+    /// Where the request goes when the batch is dropped.
+    request_pool: Option<Arc<RequestPool>>,
 }
 
-impl Batch {
+impl Profiles {
     /// A batch of a request that has not been validated as it is: its
     /// exporters validate it.
     pub fn new(request: ExportProfilesServiceRequest, encoded_size: usize) -> Self {
@@ -29,7 +35,20 @@ impl Batch {
             received_at: SystemTime::now(),
             encoded_size,
             memory_size,
+            request_pool: None,
         }
+    }
+
+    /// The batch, giving its request to `pool` when it is dropped.
+    #[must_use]
+    pub fn returning_to(mut self, pool: Option<&Arc<RequestPool>>) -> Self {
+        self.request_pool = pool.cloned();
+        self
+    }
+
+    /// The pool the request goes back to, for batches made from this one.
+    pub fn request_pool(&self) -> Option<&Arc<RequestPool>> {
+        self.request_pool.as_ref()
     }
 
     /// A batch of a request that `validate_request` checked: `validation`
@@ -60,7 +79,7 @@ impl Batch {
     }
 
     /// The validation the request passed as it is, if the batch was made
-    /// with one ([`Batch::validated`]).
+    /// with one ([`Profiles::validated`]).
     pub fn validation(&self) -> Option<&Validated> {
         self.validation.as_ref()
     }
@@ -85,11 +104,13 @@ impl Batch {
     }
 }
 
-/// The request goes to the receivers' spare requests, to decode a later
-/// request into.
-impl Drop for Batch {
+/// The request goes back to its pool, if it came from one, for a receiver
+/// to decode a later request into.
+impl Drop for Profiles {
     fn drop(&mut self) {
-        super::spare_requests::keep(std::mem::take(&mut self.request), self.memory_size);
+        if let Some(pool) = &self.request_pool {
+            pool.keep(std::mem::take(&mut self.request), self.memory_size);
+        }
     }
 }
 
@@ -99,10 +120,10 @@ mod tests {
 
     use super::*;
 
-    fn validated_batch() -> Batch {
+    fn validated_batch() -> Profiles {
         let request = profbridge_testkit::ebpf_like_request(10, 1);
         let validation = validate_request(&request).unwrap_or_default();
-        Batch::validated(request, 100, validation)
+        Profiles::validated(request, 100, validation)
     }
 
     #[test]
@@ -112,6 +133,8 @@ mod tests {
         assert!(batch.clone().validation().is_some());
         batch.request_mut().resource_profiles.clear();
         assert!(batch.validation().is_none());
-        assert!(Batch::new(batch.into_request(), 100).validation().is_none());
+        assert!(Profiles::new(batch.into_request(), 100)
+            .validation()
+            .is_none());
     }
 }

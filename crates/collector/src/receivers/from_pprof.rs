@@ -9,7 +9,7 @@ use profbridge_translate::otlp::{
     key_value, string_value, AnyValue, ExportProfilesServiceRequest, KeyValue, KeyValueAndUnit,
     ProfilesDictionary,
 };
-use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
+use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpError, ToOtlpOptions};
 
 use super::otlp::{intake, Admission, Decision, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use crate::pipeline::PipelineHandle;
@@ -19,7 +19,7 @@ use crate::telemetry::ReceiverMetrics;
 pub(crate) fn profile_request(
     profile: &Profile,
     resource: &[KeyValue],
-) -> Result<ExportProfilesServiceRequest, String> {
+) -> Result<ExportProfilesServiceRequest, ToOtlpError> {
     let converted = pprof_to_otlp(
         &[PprofInput {
             profile,
@@ -30,7 +30,7 @@ pub(crate) fn profile_request(
         &ToOtlpOptions::default(),
     );
     match converted.rejected.into_iter().next() {
-        Some((_, error)) => Err(error.to_string()),
+        Some((_, error)) => Err(error),
         None => Ok(converted.request),
     }
 }

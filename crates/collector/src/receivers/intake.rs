@@ -6,7 +6,7 @@ use std::sync::Arc;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{validate_request, ProfileRef};
 
-use crate::pipeline::{Batch, Confirmation, PipelineHandle, Reservation};
+use crate::pipeline::{Confirmation, PipelineHandle, Profiles, Reservation};
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
 /// How a request went; the protocols turn it into their status codes.
@@ -158,12 +158,12 @@ pub fn intake(
             &mut request,
             validated.invalid.iter().map(|(at, _)| *at).collect(),
         );
-        Batch::new(request, encoded_size)
+        Profiles::new(request, encoded_size)
     } else {
         // Exactly the request that passed: exporters need not validate it.
-        Batch::validated(request, encoded_size, validated)
+        Profiles::validated(request, encoded_size, validated)
     };
-    let batch = Arc::new(batch);
+    let batch = Arc::new(batch.returning_to(pipelines.first().map(PipelineHandle::request_pool)));
     drop(admission);
     let mut confirmations = Vec::with_capacity(pipelines.len());
     for pipeline in pipelines {

@@ -1,10 +1,10 @@
 //! Receivers: where profiles enter.
 
 pub mod file;
-mod handoff;
+mod from_pprof;
 mod intake;
-mod legacy_http;
 pub mod nop;
 pub mod otlp;
 pub mod pprof;
+mod pprof_http;
 pub mod pyroscope;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
 use profbridge_collector::exporters::ExportError;
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 
 /// The first wait between attempts; each next one doubles, up to the cap.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -19,7 +19,7 @@ pub enum Destination {
 }
 
 impl Destination {
-    async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+    async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
         match self {
             Self::Grpc(exporter) => exporter.export(batch).await,
             Self::Http(exporter) => exporter.export(batch).await,
@@ -55,7 +55,7 @@ fn tries(attempts: &u32) -> &'static str {
 /// Sends `batch`, retrying; the error says why it was not delivered.
 pub async fn deliver(
     destination: &Destination,
-    batch: &Batch,
+    batch: &Profiles,
     limits: RetryLimits,
 ) -> Result<(), NotDelivered> {
     let started = Instant::now();

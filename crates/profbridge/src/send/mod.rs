@@ -19,7 +19,7 @@ use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
 use profbridge_collector::exporters::ExportError;
-use profbridge_collector::pipeline::Batch;
+use profbridge_collector::pipeline::Profiles;
 
 pub use args::SendArgs;
 use args::{BodyEncoding, CompressionArg, Protocol};
@@ -51,7 +51,7 @@ pub fn run(args: &SendArgs) -> Result<ExitCode> {
         let outcome = match Input::read(path).and_then(|input| request::request_for(&input, args)) {
             Ok(request) => {
                 let size = request.encoded_len();
-                let batch = Batch::new(request, size);
+                let batch = Profiles::new(request, size);
                 runtime
                     .block_on(deliver(&destination, &batch, limits))
                     .map(|()| batch)

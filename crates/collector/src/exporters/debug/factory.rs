@@ -6,7 +6,7 @@ use super::config::DebugExporterConfig;
 use super::DebugExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
-use crate::pipeline::{on_blocking_pool, Batch, Export, ExportFuture, Exporter};
+use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
 
 pub struct DebugExporterFactory;
@@ -33,7 +33,7 @@ impl ExporterFactory for DebugExporterFactory {
 }
 
 impl Export for DebugExporter {
-    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+    fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         on_blocking_pool(self, batch, DebugExporter::export)
     }
 }

@@ -9,7 +9,7 @@ pub use factory::DebugExporterFactory;
 pub use summary::summarize;
 
 use super::ExportError;
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 
 /// Logs what each batch holds, at `info`, as [`summarize`] words it.
 #[derive(Debug, Clone)]
@@ -25,7 +25,7 @@ impl DebugExporter {
     }
 
     /// Logs the batch; never fails.
-    pub fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+    pub fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
         for line in summarize(batch, self.verbosity) {
             tracing::info!(exporter = "debug", "{line}");
         }

@@ -4,7 +4,7 @@ use profbridge_translate::otlp::{Profile, ProfilesDictionary, Sample};
 
 use super::config::Verbosity;
 use crate::exporters::file::{attribute_text, resource_attributes, sample_type};
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 
 /// The lines describing `batch`:
 /// - `basic`: one for the request (resources, profiles, samples, bytes);
@@ -14,7 +14,7 @@ use crate::pipeline::Batch;
 /// A sample's value is the sum of its values, or its timestamp count when
 /// it has timestamps only. Text from the request is escaped, so a line
 /// stays one line.
-pub fn summarize(batch: &Batch, verbosity: Verbosity) -> Vec<String> {
+pub fn summarize(batch: &Profiles, verbosity: Verbosity) -> Vec<String> {
     let request = batch.request();
     let mut lines = vec![format!(
         "profiles request: {} resources, {} profiles, {} samples, {} bytes",

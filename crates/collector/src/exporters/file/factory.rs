@@ -6,7 +6,7 @@ use super::config::{FileExporterConfig, FileFormat};
 use super::FileExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
-use crate::pipeline::{on_blocking_pool, Batch, Export, ExportFuture, Exporter};
+use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
 
 pub struct FileExporterFactory;
@@ -49,7 +49,7 @@ impl ExporterFactory for FileExporterFactory {
 }
 
 impl Export for FileExporter {
-    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+    fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         on_blocking_pool(self, batch, |exporter, batch| {
             FileExporter::export(exporter, batch).map(|_| ())
         })

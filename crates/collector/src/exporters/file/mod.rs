@@ -53,7 +53,7 @@ use write::FileWriter;
 
 use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 
 /// What `{profile_type}` becomes for OTLP output without a sample type.
 const NO_PROFILE_TYPE: &str = "profiles";
@@ -153,7 +153,7 @@ impl FileExporter {
 
     /// Writes one batch; blocks on file IO. IO failures are retryable,
     /// requests that cannot be converted are not.
-    pub fn export(&self, batch: &Batch) -> Result<ExportReport, ExportError> {
+    pub fn export(&self, batch: &Profiles) -> Result<ExportReport, ExportError> {
         let report = match self.format {
             FileFormat::Pprof => self.export_pprof(batch)?,
             FileFormat::Otlp => self.export_otlp(batch)?,
@@ -171,7 +171,7 @@ impl FileExporter {
             .map_err(|error| io_error("applying retention under", &self.root, &error))
     }
 
-    fn export_pprof(&self, batch: &Batch) -> Result<ExportReport, ExportError> {
+    fn export_pprof(&self, batch: &Profiles) -> Result<ExportReport, ExportError> {
         let mut scratch = self.scratch.take();
         let converted = match batch_to_pprofs(&mut scratch.converter, batch, "file") {
             Ok(converted) => converted,
@@ -191,7 +191,7 @@ impl FileExporter {
 
     fn write_pprofs(
         &self,
-        batch: &Batch,
+        batch: &Profiles,
         converted: &OtlpToPprof<UnassembledPprof>,
         scratch: &mut Scratch,
     ) -> Result<ExportReport, ExportError> {
@@ -224,7 +224,7 @@ impl FileExporter {
         })
     }
 
-    fn export_otlp(&self, batch: &Batch) -> Result<ExportReport, ExportError> {
+    fn export_otlp(&self, batch: &Profiles) -> Result<ExportReport, ExportError> {
         let Some(path) = self.request_path(batch)? else {
             return Ok(ExportReport::default());
         };
@@ -237,7 +237,7 @@ impl FileExporter {
         })
     }
 
-    fn export_otlp_json(&self, batch: &Batch) -> Result<ExportReport, ExportError> {
+    fn export_otlp_json(&self, batch: &Profiles) -> Result<ExportReport, ExportError> {
         let Some(path) = self.request_path(batch)? else {
             return Ok(ExportReport::default());
         };
@@ -258,7 +258,7 @@ impl FileExporter {
     }
 
     /// The file for a whole request, or `None` when it has no profiles.
-    fn request_path(&self, batch: &Batch) -> Result<Option<PathBuf>, ExportError> {
+    fn request_path(&self, batch: &Profiles) -> Result<Option<PathBuf>, ExportError> {
         if batch.profile_count() == 0 {
             return Ok(None);
         }

@@ -5,7 +5,7 @@
 use profbridge_pprof::GzipCompressor;
 use profbridge_translate::{PprofConverter, ToPprofOptions};
 
-use crate::kept::Kept;
+use crate::reuse::ReusePool;
 
 /// Scratch kept for later exports; more exports at once allocate more.
 const MAX_KEPT: usize = 4;
@@ -35,14 +35,14 @@ impl Scratch {
 #[derive(Debug)]
 pub(super) struct ScratchPool {
     gzip_level: u32,
-    free: Kept<Scratch>,
+    free: ReusePool<Scratch>,
 }
 
 impl ScratchPool {
     pub fn new(gzip_level: u32) -> Self {
         Self {
             gzip_level,
-            free: Kept::new(MAX_KEPT),
+            free: ReusePool::new(MAX_KEPT),
         }
     }
 

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
-use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
 use crate::settings::Options;
 
 /// No options: `nop:` or `nop: {}`.
@@ -20,7 +20,7 @@ impl Options for NopExporterConfig {}
 struct NopExporter;
 
 impl Export for NopExporter {
-    fn export(self: Arc<Self>, _batch: Arc<Batch>) -> ExportFuture {
+    fn export(self: Arc<Self>, _batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async { Ok(()) })
     }
 }

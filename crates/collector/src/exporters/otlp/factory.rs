@@ -6,7 +6,7 @@ use super::config::OtlpExporterConfig;
 use super::OtlpGrpcExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
-use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
 
 pub struct OtlpExporterFactory;
@@ -38,7 +38,7 @@ impl ExporterFactory for OtlpExporterFactory {
 }
 
 impl Export for OtlpGrpcExporter {
-    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+    fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async move { OtlpGrpcExporter::export(&self, &batch).await })
     }
 }

@@ -6,7 +6,7 @@ use super::config::OtlpHttpExporterConfig;
 use super::OtlpHttpExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
-use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
 
 pub struct OtlpHttpExporterFactory;
@@ -42,7 +42,7 @@ impl ExporterFactory for OtlpHttpExporterFactory {
 }
 
 impl Export for OtlpHttpExporter {
-    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+    fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async move { OtlpHttpExporter::export(&self, &batch).await })
     }
 }

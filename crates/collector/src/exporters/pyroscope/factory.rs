@@ -6,7 +6,7 @@ use super::config::PyroscopeExporterConfig;
 use super::PyroscopeExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
-use crate::pipeline::{Batch, Export, ExportFuture, Exporter};
+use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
 
 pub struct PyroscopeExporterFactory;
@@ -46,7 +46,7 @@ impl ExporterFactory for PyroscopeExporterFactory {
 
 impl Export for PyroscopeExporter {
     /// Converts on the blocking pool itself, then sends.
-    fn export(self: Arc<Self>, batch: Arc<Batch>) -> ExportFuture {
+    fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async move { self.export_shared(&batch).await })
     }
 }

@@ -59,7 +59,7 @@ use super::http_reply::{read_reply, send_error};
 use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 use crate::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
 use config::{BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
 pub use naming::UNKNOWN_SERVICE;
@@ -130,13 +130,13 @@ impl PyroscopeExporter {
 
     /// One export attempt. Copies the request for the blocking pool; the
     /// pipeline uses [`Self::export_shared`], which does not.
-    pub async fn export(&self, batch: &Batch) -> Result<(), ExportError> {
+    pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
         self.export_shared(&Arc::new(batch.clone())).await
     }
 
     /// One export attempt: converts and encodes on the blocking pool, then
     /// pushes the pprofs, in one call (push API) or each in turn (ingest).
-    pub async fn export_shared(&self, batch: &Arc<Batch>) -> Result<(), ExportError> {
+    pub async fn export_shared(&self, batch: &Arc<Profiles>) -> Result<(), ExportError> {
         let (naming, shared, api) = (Arc::clone(&self.naming), Arc::clone(batch), self.api);
         let pushes = tokio::task::spawn_blocking(move || prepare(&naming, &shared, api))
             .await
@@ -246,7 +246,7 @@ impl PyroscopeExporter {
 /// pprof fail permanently; when only some profiles cannot, the rest go. A
 /// pprof without a time gets the time the batch was received, for the
 /// push API (`/ingest` gets the time window instead).
-fn prepare(naming: &Naming, batch: &Batch, api: PyroscopeApi) -> Result<Vec<Push>, ExportError> {
+fn prepare(naming: &Naming, batch: &Profiles, api: PyroscopeApi) -> Result<Vec<Push>, ExportError> {
     let mut converter = PprofConverter::new(ToPprofOptions::default());
     let mut converted = batch_to_pprofs(&mut converter, batch, "pyroscope")?;
     let received = batch

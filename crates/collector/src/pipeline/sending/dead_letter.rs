@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use prost::Message;
 
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 use crate::timestamp::utc_timestamp;
 
 pub const SUFFIX: &str = ".otlp.pb";
@@ -39,7 +39,7 @@ impl DeadLetter {
     }
 
     /// Writes the batch's request; blocks on file IO.
-    pub fn write(&self, batch: &Batch) -> io::Result<PathBuf> {
+    pub fn write(&self, batch: &Profiles) -> io::Result<PathBuf> {
         let bytes = batch.request().encode_to_vec();
         let time = utc_timestamp(SystemTime::now());
         let pid = std::process::id();
@@ -119,7 +119,7 @@ mod tests {
         let dir = TempDir::new("dead-letter");
         let letters = DeadLetter::new(&dir.path().join("dead"), "otlp/x").unwrap();
         let request = profbridge_testkit::ebpf_like_request(3, 2);
-        let batch = Batch::new(request.clone(), request.encoded_len());
+        let batch = Profiles::new(request.clone(), request.encoded_len());
         let paths: Vec<PathBuf> = (0..3).map(|_| letters.write(&batch).unwrap()).collect();
         assert_eq!(fs::read_dir(letters.dir()).unwrap().count(), 3);
         for path in &paths {

@@ -15,7 +15,7 @@ use super::config::{ExporterHelperConfig, OnOverflow};
 use super::dead_letter::{file_stem, DeadLetter};
 use super::persistent::{record, RecordRef, SegmentLog};
 use super::retry::{deliver, stopped, Delivery, Policy};
-use crate::pipeline::{Batch, Exporter, Reservation};
+use crate::pipeline::{Exporter, Profiles, Reservation};
 use crate::telemetry::instruments::{register_exporter_queue, QueueLevel};
 use crate::telemetry::{ExporterMetrics, Registry};
 
@@ -72,7 +72,7 @@ enum Queue {
 
 /// A request queued in memory, holding its pipeline's budget until done.
 struct InMemory {
-    batch: Arc<Batch>,
+    batch: Arc<Profiles>,
     _hold: Option<Arc<Reservation>>,
 }
 
@@ -149,7 +149,7 @@ impl QueuedExporter {
     /// queue has the request on disk (fsynced) when this returns `Ok`.
     /// Without a queue, this exports (with retries) before returning.
     /// Refusals are counted and logged here.
-    pub async fn offer(&self, batch: Arc<Batch>) -> Result<(), EnqueueError> {
+    pub async fn offer(&self, batch: Arc<Profiles>) -> Result<(), EnqueueError> {
         self.offer_with(batch, None).await
     }
 
@@ -157,7 +157,7 @@ impl QueuedExporter {
     /// until the request is done, when it is queued in memory.
     pub async fn offer_holding(
         &self,
-        batch: Arc<Batch>,
+        batch: Arc<Profiles>,
         hold: Arc<Reservation>,
     ) -> Result<(), EnqueueError> {
         self.offer_with(batch, Some(hold)).await
@@ -165,7 +165,7 @@ impl QueuedExporter {
 
     async fn offer_with(
         &self,
-        batch: Arc<Batch>,
+        batch: Arc<Profiles>,
         hold: Option<Arc<Reservation>>,
     ) -> Result<(), EnqueueError> {
         let shared = &self.shared;
@@ -355,7 +355,7 @@ impl Shared {
         &self,
         waiting: &Bounded<RecordRef>,
         log: &Arc<SegmentLog>,
-        batch: &Arc<Batch>,
+        batch: &Arc<Profiles>,
     ) -> Result<(), EnqueueError> {
         let encoding = Arc::clone(batch);
         let record = tokio::task::spawn_blocking(move || record::encode(&encoding))
@@ -394,7 +394,7 @@ impl Shared {
     }
 
     /// Without a queue: export now, with retries.
-    async fn export_now(self: &Arc<Self>, batch: Arc<Batch>) -> Result<(), EnqueueError> {
+    async fn export_now(self: &Arc<Self>, batch: Arc<Profiles>) -> Result<(), EnqueueError> {
         let mut stop = self.stop.subscribe();
         let delivery = deliver(&self.exporter, &batch, &self.policy, &mut stop).await;
         let sent = matches!(delivery, Delivery::Sent);
@@ -411,7 +411,12 @@ impl Shared {
     /// with; with `keep` (a persistent queue) a request stopped by
     /// shutdown, or that failed and could not be dead-lettered, is not,
     /// and stays queued.
-    async fn settle(self: &Arc<Self>, batch: &Arc<Batch>, delivery: Delivery, keep: bool) -> bool {
+    async fn settle(
+        self: &Arc<Self>,
+        batch: &Arc<Profiles>,
+        delivery: Delivery,
+        keep: bool,
+    ) -> bool {
         let profiles = batch.profile_count();
         let reason = match delivery {
             Delivery::Sent => {
@@ -442,7 +447,7 @@ impl Shared {
     async fn save_dead_letter(
         &self,
         dead_letter: &Arc<DeadLetter>,
-        batch: &Arc<Batch>,
+        batch: &Arc<Profiles>,
         reason: &str,
         keep: bool,
     ) -> bool {

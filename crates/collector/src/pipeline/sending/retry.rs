@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::backoff::Backoff;
 use super::config::RetryConfig;
 use crate::pipeline::ExportError;
-use crate::pipeline::{Batch, Exporter};
+use crate::pipeline::{Exporter, Profiles};
 
 /// How exporting a request ended.
 #[derive(Debug)]
@@ -36,7 +36,7 @@ pub struct Policy {
 
 pub async fn deliver(
     exporter: &Arc<Exporter>,
-    batch: &Arc<Batch>,
+    batch: &Arc<Profiles>,
     policy: &Policy,
     stop: &mut watch::Receiver<bool>,
 ) -> Delivery {
@@ -76,7 +76,7 @@ pub async fn deliver(
 
 async fn attempt(
     exporter: &Arc<Exporter>,
-    batch: &Arc<Batch>,
+    batch: &Arc<Profiles>,
     timeout: Option<Duration>,
 ) -> Result<(), ExportError> {
     let Some(limit) = timeout else {

@@ -33,7 +33,7 @@ pub use config::{BatchProcessorConfig, DEFAULT_SEND_BATCH_SIZE, DEFAULT_TIMEOUT}
 pub use factory::BatchProcessorFactory;
 
 use super::InvalidOptions;
-use crate::pipeline::{Batch, Processed, Processor};
+use crate::pipeline::{Processed, Processor, Profiles};
 use split::{split, Limits};
 
 #[derive(Debug)]
@@ -41,7 +41,7 @@ pub struct Batcher {
     send_batch_size: usize,
     limits: Limits,
     timeout: Duration,
-    pending: Vec<Batch>,
+    pending: Vec<Profiles>,
     pending_samples: usize,
     /// The sum of the pending requests' encoded sizes (their merge may be
     /// smaller, as parts share dictionary entries).
@@ -73,12 +73,12 @@ impl Batcher {
 
     /// Takes `batch` in; returns the batches that are ready, in order. A
     /// request with no resources carries nothing and is dropped.
-    pub fn push(&mut self, batch: Batch) -> Vec<Batch> {
+    pub fn push(&mut self, batch: Profiles) -> Vec<Profiles> {
         self.push_at(batch, Instant::now())
     }
 
     /// [`Batcher::push`] at time `now`, which starts the wait of a batch.
-    pub fn push_at(&mut self, batch: Batch, now: Instant) -> Vec<Batch> {
+    pub fn push_at(&mut self, batch: Profiles, now: Instant) -> Vec<Profiles> {
         if batch.request().resource_profiles.is_empty() {
             return Vec::new();
         }
@@ -108,7 +108,7 @@ impl Batcher {
 
     /// Everything pending, merged and split within the limits: for the
     /// timeout and for shutdown. Empty when nothing is pending.
-    pub fn flush(&mut self) -> Vec<Batch> {
+    pub fn flush(&mut self) -> Vec<Profiles> {
         if self.pending.is_empty() {
             return Vec::new();
         }
@@ -156,7 +156,7 @@ impl Batcher {
     }
 
     /// Merges every pending request and splits the result.
-    fn take_all(&mut self) -> Vec<Batch> {
+    fn take_all(&mut self) -> Vec<Profiles> {
         let parts = std::mem::take(&mut self.pending);
         self.pending_samples = 0;
         self.pending_bytes = 0;
@@ -170,13 +170,15 @@ impl Batcher {
         }
         split(merged.request(), self.limits)
             .into_iter()
-            .map(|piece| batch_received_at(piece, merged.received_at))
+            .map(|piece| {
+                batch_received_at(piece, merged.received_at).returning_to(merged.request_pool())
+            })
             .collect()
     }
 }
 
 /// One batch of every part, received when the earliest part was.
-fn merge(mut parts: Vec<Batch>) -> Batch {
+fn merge(mut parts: Vec<Profiles>) -> Profiles {
     if parts.len() == 1 {
         if let Some(only) = parts.pop() {
             return only;
@@ -187,23 +189,24 @@ fn merge(mut parts: Vec<Batch>) -> Batch {
         .map(|part| part.received_at)
         .min()
         .unwrap_or_else(SystemTime::now);
-    let merged = merge_requests(parts.into_iter().map(Batch::into_request).collect());
-    batch_received_at(merged, received_at)
+    let pool = parts.first().and_then(Profiles::request_pool).cloned();
+    let merged = merge_requests(parts.into_iter().map(Profiles::into_request).collect());
+    batch_received_at(merged, received_at).returning_to(pool.as_ref())
 }
 
-fn batch_received_at(request: ExportProfilesServiceRequest, received_at: SystemTime) -> Batch {
+fn batch_received_at(request: ExportProfilesServiceRequest, received_at: SystemTime) -> Profiles {
     let encoded_size = request.encoded_len();
-    let mut batch = Batch::new(request, encoded_size);
+    let mut batch = Profiles::new(request, encoded_size);
     batch.received_at = received_at;
     batch
 }
 
 impl Processor for Batcher {
-    fn process(&mut self, batch: Batch) -> Processed {
+    fn process(&mut self, batch: Profiles) -> Processed {
         Processed::Held(self.push(batch))
     }
 
-    fn flush(&mut self) -> Vec<Batch> {
+    fn flush(&mut self) -> Vec<Profiles> {
         Batcher::flush(self)
     }
 
@@ -231,10 +234,10 @@ mod tests {
         .unwrap()
     }
 
-    fn request(samples: usize) -> Batch {
+    fn request(samples: usize) -> Profiles {
         let request = profbridge_testkit::ebpf_like_request(samples, 5);
         let size = request.encoded_len();
-        Batch::new(request, size)
+        Profiles::new(request, size)
     }
 
     #[test]
@@ -258,22 +261,22 @@ mod tests {
         assert!(batcher.push_at(request(20), start).is_empty());
         let sent = batcher.push_at(request(30), later);
         assert_eq!(
-            sent.iter().map(Batch::sample_count).collect::<Vec<_>>(),
+            sent.iter().map(Profiles::sample_count).collect::<Vec<_>>(),
             [40]
         );
         assert_eq!(batcher.pending_samples(), 10);
         assert_eq!(batcher.pending_since(), Some(later));
         let rest = batcher.flush();
         assert_eq!(
-            rest.iter().map(Batch::sample_count).collect::<Vec<_>>(),
+            rest.iter().map(Profiles::sample_count).collect::<Vec<_>>(),
             [10]
         );
     }
 
-    fn validated(samples: usize, seed: u64) -> Batch {
+    fn validated(samples: usize, seed: u64) -> Profiles {
         let request = profbridge_testkit::ebpf_like_request(samples, seed);
         let validation = profbridge_translate::validate_request(&request).unwrap();
-        Batch::validated(request, 100, validation)
+        Profiles::validated(request, 100, validation)
     }
 
     /// Exporters skip validating a batch only while it holds exactly the

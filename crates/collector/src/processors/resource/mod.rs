@@ -17,7 +17,7 @@ pub use config::{Action, AttributeAction, AttributeValue, ResourceProcessorConfi
 pub use factory::ResourceProcessorFactory;
 
 use super::InvalidOptions;
-use crate::pipeline::{Batch, Processed, Processor};
+use crate::pipeline::{Processed, Processor, Profiles};
 
 #[derive(Debug, Clone)]
 pub struct ResourceProcessor {
@@ -158,7 +158,7 @@ impl Step {
 }
 
 impl Processor for ResourceProcessor {
-    fn process(&mut self, mut batch: Batch) -> Processed {
+    fn process(&mut self, mut batch: Profiles) -> Processed {
         ResourceProcessor::process(self, batch.request_mut());
         Processed::Passed(Arc::new(batch))
     }

@@ -8,7 +8,7 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{load_any, LoadError, Loaded};
 
 use super::config::{InputFormat, ServiceNameFrom};
-use crate::receivers::handoff::{profile_request, set_resource_attributes};
+use crate::receivers::from_pprof::{profile_request, set_resource_attributes};
 use crate::telemetry::ReceiverMetrics;
 
 /// Why a file was not delivered.
@@ -81,7 +81,7 @@ pub(super) fn file_request(
             if profile.time_nanos == 0 {
                 profile.time_nanos = mtime_ns;
             }
-            profile_request(&profile, resource).map_err(FileError::Translate)
+            profile_request(&profile, resource).map_err(|e| FileError::Translate(e.to_string()))
         }
         Loaded::Otlp { mut request, .. } => {
             set_resource_attributes(&mut request, resource);

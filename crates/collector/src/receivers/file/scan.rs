@@ -65,7 +65,7 @@ pub(super) fn scan(
 pub(super) fn identity(metadata: &std::fs::Metadata) -> FileIdentity {
     let mtime_ns = metadata
         .modified()
-        .map_or(0, crate::receivers::handoff::nanos_since_epoch);
+        .map_or(0, crate::receivers::from_pprof::nanos_since_epoch);
     #[cfg(unix)]
     let (inode, device) = {
         use std::os::unix::fs::MetadataExt;

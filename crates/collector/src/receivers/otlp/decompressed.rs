@@ -8,7 +8,7 @@ use std::ops::Deref;
 use bytes::Bytes;
 use flate2::Decompress;
 
-use crate::kept::Kept;
+use crate::reuse::ReusePool;
 
 /// Buffers kept: about as many as requests are decoded at once.
 const MAX_KEPT: usize = 2;
@@ -37,15 +37,15 @@ impl Deref for Decompressed {
 /// Emptied decompression buffers, and inflate states; a receiver shares
 /// one set between its requests.
 pub struct DecompressedBuffers {
-    buffers: Kept<Vec<u8>>,
-    inflaters: Kept<Decompress>,
+    buffers: ReusePool<Vec<u8>>,
+    inflaters: ReusePool<Decompress>,
 }
 
 impl Default for DecompressedBuffers {
     fn default() -> Self {
         Self {
-            buffers: Kept::new(MAX_KEPT),
-            inflaters: Kept::new(MAX_KEPT),
+            buffers: ReusePool::new(MAX_KEPT),
+            inflaters: ReusePool::new(MAX_KEPT),
         }
     }
 }

@@ -22,7 +22,7 @@ use super::grpc_unary::{
     grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
 };
 use crate::net::Incoming;
-use crate::pipeline::{spare_request, PipelineHandle};
+use crate::pipeline::{pooled_request, PipelineHandle};
 use crate::receivers::intake::{
     any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
@@ -197,7 +197,7 @@ impl ExportServer {
             self.buffers.give_back(raw);
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let decoded = decode_request_reusing(&raw, spare_request(raw.len()));
+        let decoded = decode_request_reusing(&raw, pooled_request(&self.pipelines, raw.len()));
         let size = raw.len();
         self.buffers.give_back(raw);
         let request = decoded

@@ -23,7 +23,7 @@ use super::config::HttpConfig;
 use super::decompressed::DecompressedBuffers;
 use super::grpc::RETRY_AFTER;
 use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
-use crate::pipeline::{spare_request, PipelineHandle};
+use crate::pipeline::{pooled_request, PipelineHandle};
 use crate::receivers::intake::{
     intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
@@ -147,7 +147,7 @@ impl Receiver {
             self.buffers.give_back(raw);
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let decoded = decode(encoding, &raw);
+        let decoded = decode(encoding, &raw, &self.pipelines);
         let size = raw.len();
         self.buffers.give_back(raw);
         Ok(intake(
@@ -330,9 +330,10 @@ fn content_type(headers: &HeaderMap) -> Option<Encoding> {
 fn decode(
     encoding: Encoding,
     raw: &[u8],
+    pipelines: &[PipelineHandle],
 ) -> Result<ExportProfilesServiceRequest, (StatusCode, String)> {
     match encoding {
-        Encoding::Protobuf => decode_request_reusing(raw, spare_request(raw.len()))
+        Encoding::Protobuf => decode_request_reusing(raw, pooled_request(pipelines, raw.len()))
             .map_err(|e| (StatusCode::BAD_REQUEST, format!("protobuf: {e}"))),
         Encoding::Json => {
             request_from_json(raw).map_err(|e| (StatusCode::BAD_REQUEST, format!("json: {e}")))

@@ -8,7 +8,7 @@ use axum::http::HeaderMap;
 
 use profbridge_translate::otlp::KeyValue;
 
-use crate::receivers::handoff::string_attributes;
+use crate::receivers::from_pprof::string_attributes;
 
 const RESOURCE_ATTR_HEADER: &str = "x-resource-attr";
 const SERVICE_NAME_HEADER: &str = "x-service-name";

@@ -23,8 +23,8 @@ use profbridge_pprof::{load_profile, DEFAULT_FOLDED_SAMPLE_TYPE};
 
 use self::attributes::resource_attributes;
 use self::config::PprofReceiverConfig;
-use super::handoff::{decode_limits, nanos_since_epoch, profile_request};
-use super::legacy_http::{self, Failure, Intake};
+use super::from_pprof::{decode_limits, nanos_since_epoch, profile_request};
+use super::pprof_http::{self, Failure, Intake};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::ReceiverMetrics;
 use crate::tls::Security;
@@ -46,7 +46,7 @@ pub async fn serve(
         limits: (config.connection_limits(), config.http_limits()),
     };
     let route = (config.path.as_str(), post(push));
-    legacy_http::serve(listener, route, intake, security, shutdown).await
+    pprof_http::serve(listener, route, intake, security, shutdown).await
 }
 
 async fn push(
@@ -73,7 +73,7 @@ async fn push(
             if profile.time_nanos == 0 {
                 profile.time_nanos = nanos_since_epoch(SystemTime::now());
             }
-            profile_request(&profile, &attributes).map_err(Failure::BadRequest)
+            profile_request(&profile, &attributes).map_err(|e| Failure::BadRequest(e.to_string()))
         })
         .await
 }

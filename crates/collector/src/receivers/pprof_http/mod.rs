@@ -18,7 +18,7 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 pub(crate) use reply::Failure;
 
-use super::handoff::{hand_over, parse_estimate};
+use super::from_pprof::{hand_over, parse_estimate};
 use super::otlp::http::declared_length;
 use super::otlp::{drain, read_admitted, settle, BodyBudget, BodyError, Decision, Outcome};
 use crate::net::{ConnectionLimits, HttpLimits};

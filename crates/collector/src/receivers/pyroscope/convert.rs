@@ -14,8 +14,8 @@ use super::sample_types::{
     add_cpu_time, folded_sample_type, parse_sample_type_config, record_sample_type_config,
     SampleTypeConfigs,
 };
-use crate::receivers::handoff::{profile_request, set_profile_attribute, string_attributes};
-use crate::receivers::legacy_http::Failure;
+use crate::receivers::from_pprof::{profile_request, set_profile_attribute, string_attributes};
+use crate::receivers::pprof_http::Failure;
 use crate::telemetry::ReceiverMetrics;
 
 const NANOS_PER_SECOND: i64 = 1_000_000_000;
@@ -71,8 +71,8 @@ pub(super) fn ingest_request(
         resource.push(("pyroscope.spy_name".to_owned(), spy.clone()));
     }
     resource.push(("service.name".to_owned(), query.app_name.clone()));
-    let mut request =
-        profile_request(&profile, &string_attributes(resource)).map_err(Failure::BadRequest)?;
+    let mut request = profile_request(&profile, &string_attributes(resource))
+        .map_err(|e| Failure::BadRequest(e.to_string()))?;
     record_sample_type_config(&mut request, &configs);
     if let (Some(aggregation), IngestFormat::Folded | IngestFormat::Lines) =
         (&query.aggregation, format)

@@ -30,8 +30,8 @@ use axum::routing::post;
 use self::config::PyroscopeReceiverConfig;
 use self::convert::ingest_request;
 use self::query::IngestQuery;
-use super::handoff::{decode_limits, nanos_since_epoch};
-use super::legacy_http::{self, Failure, Intake};
+use super::from_pprof::{decode_limits, nanos_since_epoch};
+use super::pprof_http::{self, Failure, Intake};
 use crate::pipeline::PipelineHandle;
 pub use crate::push_v1::PUSH_PATH;
 use crate::telemetry::ReceiverMetrics;
@@ -60,7 +60,7 @@ pub async fn serve(
         limits: (config.connection_limits(), config.http_limits()),
     };
     let routes = vec![(INGEST_PATH, post(ingest)), (PUSH_PATH, post(push::push))];
-    legacy_http::serve_routes(listener, routes, intake, security, shutdown).await
+    pprof_http::serve_routes(listener, routes, intake, security, shutdown).await
 }
 
 async fn ingest(

@@ -24,10 +24,10 @@ use prost::Message;
 use super::series::{push_request, Rejections};
 use crate::push_v1::connect::{Code, ConnectError};
 use crate::push_v1::{json, PushRequest};
-use crate::receivers::handoff::nanos_since_epoch;
-use crate::receivers::legacy_http::{Failure, Handled, Intake};
+use crate::receivers::from_pprof::nanos_since_epoch;
 use crate::receivers::otlp::grpc::RETRY_AFTER;
 use crate::receivers::otlp::Outcome;
+use crate::receivers::pprof_http::{Failure, Handled, Intake};
 use crate::telemetry::RefusedReason;
 
 /// The body's codec, from its Content-Type.

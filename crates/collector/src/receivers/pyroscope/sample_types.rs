@@ -8,7 +8,7 @@ use serde::Deserialize;
 use profbridge_pprof::{Profile, ValueType};
 use profbridge_translate::otlp::{bool_value, string_value, ExportProfilesServiceRequest};
 
-use crate::receivers::handoff::set_profile_attribute;
+use crate::receivers::from_pprof::set_profile_attribute;
 
 /// Pyroscope `units` that folded input cannot have.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

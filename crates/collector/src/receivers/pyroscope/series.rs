@@ -12,8 +12,8 @@ use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use crate::push_v1::{
     LabelPair, PushRequest, LABEL_DELTA, LABEL_PROFILE_NAME, LABEL_SERVICE_NAME, LABEL_SESSION_ID,
 };
-use crate::receivers::handoff::string_attributes;
-use crate::receivers::legacy_http::Failure;
+use crate::receivers::from_pprof::string_attributes;
+use crate::receivers::pprof_http::Failure;
 use crate::telemetry::ReceiverMetrics;
 
 pub use crate::pyroscope_attributes::{

@@ -11,14 +11,14 @@ use std::time::{Duration, UNIX_EPOCH};
 use profbridge_translate::decode_request;
 use prost::Message;
 
-use crate::pipeline::Batch;
+use crate::pipeline::Profiles;
 
 pub const HEADER_BYTES: u64 = 8;
 const PAYLOAD_VERSION: u8 = 1;
 const PAYLOAD_PREFIX: usize = 9;
 
 /// The framed record for `batch`.
-pub fn encode(batch: &Batch) -> io::Result<Vec<u8>> {
+pub fn encode(batch: &Profiles) -> io::Result<Vec<u8>> {
     let received_nanos = batch
         .received_at
         .duration_since(UNIX_EPOCH)
@@ -59,7 +59,7 @@ fn checksum(length: &[u8; 4], payload: &[u8]) -> u32 {
 }
 
 /// The request a payload holds.
-pub fn decode(payload: &[u8]) -> io::Result<Batch> {
+pub fn decode(payload: &[u8]) -> io::Result<Profiles> {
     let corrupt = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
     let (prefix, protobuf) = payload
         .split_at_checked(PAYLOAD_PREFIX)
@@ -75,7 +75,7 @@ pub fn decode(payload: &[u8]) -> io::Result<Batch> {
         .map_err(|_| corrupt("a record without its time".to_owned()))?;
     let request = decode_request(protobuf)
         .map_err(|error| corrupt(format!("not an OTLP request: {error}")))?;
-    let mut batch = Batch::new(request, protobuf.len());
+    let mut batch = Profiles::new(request, protobuf.len());
     batch.received_at = UNIX_EPOCH + Duration::from_nanos(nanos);
     Ok(batch)
 }
@@ -169,7 +169,7 @@ pub fn scan(reader: &mut impl Read, file_length: u64) -> io::Result<Scan> {
 mod tests {
     use super::*;
 
-    fn batch() -> Batch {
+    fn batch() -> Profiles {
         use profbridge_translate::otlp::{
             ExportProfilesServiceRequest, Profile, ResourceProfiles, ScopeProfiles,
         };
@@ -188,7 +188,7 @@ mod tests {
             dictionary: None,
         };
         let size = request.encoded_len();
-        Batch::new(request, size)
+        Profiles::new(request, size)
     }
 
     /// What comes back from disk is validated again by its exporters.
@@ -196,7 +196,7 @@ mod tests {
     fn a_stored_batch_does_not_come_back_as_validated() {
         let request = profbridge_testkit::ebpf_like_request(5, 1);
         let validation = profbridge_translate::validate_request(&request).unwrap();
-        let original = Batch::validated(request, 100, validation);
+        let original = Profiles::validated(request, 100, validation);
         let record = encode(&original).unwrap();
         let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
         let back = decode(&payload).unwrap();
