@@ -166,12 +166,14 @@ async fn retryable_failures_are_retried_until_the_export_succeeds() {
     );
 }
 
-#[tokio::test]
+// Paused time: the wait is on tokio's clock, which jumps ahead once every
+// task is idle, so the test checks the 300 ms without spending them.
+#[tokio::test(start_paused = true)]
 async fn retry_after_is_waited_for_even_when_the_backoff_is_shorter() {
     let mut harness = start("channel", &helper(queue(1, 10))).await;
     harness.exporter.offer(batch(1, 1)).await.unwrap();
     let first = harness.next_export().await;
-    let failed_at = Instant::now();
+    let failed_at = tokio::time::Instant::now();
     first
         .reply
         .send(Err(retryable(Some(Duration::from_millis(300)))))
@@ -400,7 +402,7 @@ async fn a_pipeline_says_whether_any_exporter_has_room() {
     assert!(room, "the queue has room again once its exports are done");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn block_waits_for_room_instead_of_dropping() {
     let config = helper(SendingQueueConfig {
         on_overflow: OnOverflow::Block,

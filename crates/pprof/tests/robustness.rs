@@ -18,7 +18,10 @@ use profbridge_testkit::{corpus_files, SeededRng};
 
 const MUTATIONS_PER_FILE: usize = 10_000;
 const SAMPLED_MUTATIONS_PER_FILE: usize = MUTATIONS_PER_FILE / 20;
-const SAMPLED_CUTS_PER_FILE: usize = 1024;
+const SAMPLED_CUTS_PER_FILE: usize = 128;
+/// A sampled cut of a file past [`EXHAUSTIVE_TRUNCATION_LIMIT`] (gzip'd,
+/// mostly) decompresses up to the whole file: fewer of them in a sample.
+const SAMPLED_CUTS_PER_LARGE_FILE: usize = 16;
 /// Files up to this size are cut at every offset. A larger file is cut at
 /// every offset of its first 16 KiB and last 1 KiB and at 4,096 seeded offsets
 /// between: each cut of a gzip stream costs a decompression of everything
@@ -54,7 +57,12 @@ fn every_truncation_is_ok_or_err() {
     for file in corpus_files() {
         let cuts = cut_points(file.bytes.len(), &mut rng);
         let salt = file.bytes.len() as u64;
-        for cut in sweep.sample(cuts, SAMPLED_CUTS_PER_FILE, salt) {
+        let at_most = if file.bytes.len() > EXHAUSTIVE_TRUNCATION_LIMIT {
+            SAMPLED_CUTS_PER_LARGE_FILE
+        } else {
+            SAMPLED_CUTS_PER_FILE
+        };
+        for cut in sweep.sample(cuts, at_most, salt) {
             decode_and_dump(&file.bytes[..cut]);
         }
     }
