@@ -10,8 +10,8 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use profbridge_pprof::{
-    decode, encode, validate, Compression, DecodeOptions, EncodeOptions, GzipCompressor,
-    DEFAULT_GZIP_LEVEL,
+    decode, encode, gunzip, gunzip_into, validate, Compression, DecodeOptions, EncodeOptions,
+    GzipCompressor, DEFAULT_GZIP_LEVEL,
 };
 use profbridge_testkit::corpus_file;
 
@@ -69,6 +69,39 @@ fn codec(c: &mut Criterion) {
             gzipped.reserve(raw.len());
             zlib.compress_vec(&raw, &mut gzipped, flate2::FlushCompress::Finish)
                 .expect("deflates")
+        })
+    });
+    group.finish();
+    bench_gunzip(c, &file.bytes, &options);
+}
+
+/// Gunzipping whole, cut in half (its trailer then gives a random size)
+/// and into a reused buffer with much spare room, as the receivers do.
+fn bench_gunzip(c: &mut Criterion, gzipped: &[u8], options: &DecodeOptions) {
+    let mut group = c.benchmark_group("gunzip large.cpu");
+    group.sample_size(20);
+    group.throughput(Throughput::Bytes(gzipped.len() as u64));
+    group.bench_function("whole", |b| {
+        b.iter(|| gunzip(gzipped, options).expect("gunzips"))
+    });
+    group.bench_function("flate2 MultiGzDecoder (baseline)", |b| {
+        b.iter(|| {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(gzipped), &mut out)
+                .expect("gunzips");
+            out
+        })
+    });
+    let half = &gzipped[..gzipped.len() / 2];
+    group.bench_function("cut in half", |b| {
+        b.iter(|| gunzip(half, options).expect_err("cut off"))
+    });
+    let mut inflater = flate2::Decompress::new(false);
+    let mut reused = Vec::with_capacity(64 << 20);
+    group.bench_function("into a reused 64 MiB buffer", |b| {
+        b.iter(|| {
+            reused.clear();
+            gunzip_into(gzipped, &mut reused, 256 << 20, &mut inflater).expect("gunzips")
         })
     });
     group.finish();

@@ -38,9 +38,9 @@ pub use canonical::{canonical_diff, canonical_eq, canonicalize};
 pub use codec::wire;
 pub use codec::{
     compress, decode, decode_keeping_raw, decode_unvalidated, decode_unvalidated_keeping_raw,
-    encode, encode_keeping_raw, gunzip, gunzip_into, is_gzip, Compression, DecodeError,
-    DecodeOptions, EncodeOptions, GunzipError, GzipCompressor, RawStrings, DEFAULT_GZIP_LEVEL,
-    DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
+    encode, encode_keeping_raw, gunzip, gunzip_into, gzip_trailer_size, is_gzip, Compression,
+    DecodeError, DecodeOptions, EncodeOptions, GunzipError, GzipCompressor, RawStrings,
+    DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
 pub use detect::{detect_format, unzip, DetectError, Detected, Format, Unzipped};
 pub use dump::{dump, dump_bytes};

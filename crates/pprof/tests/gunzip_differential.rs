@@ -221,6 +221,46 @@ fn adversarial_inputs_are_refused_as_flate2_refuses_them() {
     }
 }
 
+/// Pages the calling thread has touched for the first time so far (its
+/// minor faults), or None off Linux.
+fn pages_touched_by_this_thread() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // minflt is the 10th field; the 2nd, the command, may hold spaces.
+    let after_command = stat.rsplit_once(')')?.1;
+    after_command.split_whitespace().nth(7)?.parse().ok()
+}
+
+/// flate2 zeroes all the room it is handed. Handing zlib all of a large
+/// buffer's spare capacity made every cut-off stream cost as much as the
+/// buffer: a receiver's reused buffer, or 64 MiB set aside from the
+/// random "size" a cut-off stream ends in.
+#[test]
+fn a_cut_off_stream_touches_no_more_memory_than_it_inflates() {
+    const PAGE: u64 = 4096;
+    let whole = gzip(&profile_like(8 << 20), 6);
+    let cut = &whole[..whole.len() / 2];
+    let mut out = Vec::with_capacity(256 << 20);
+    let mut inflater = Decompress::new(false);
+    let Some(before) = pages_touched_by_this_thread() else {
+        eprintln!("\n*** SKIPPED: no /proc/thread-self/stat to count touched pages ***\n");
+        return;
+    };
+    let result = gunzip_into(cut, &mut out, 512 << 20, &mut inflater);
+    let touched = pages_touched_by_this_thread().unwrap() - before;
+    assert!(matches!(result, Err(GunzipError::Corrupt(_))), "{result:?}");
+    assert!(
+        out.len() > 1 << 20,
+        "half the stream inflates to {} bytes",
+        out.len()
+    );
+    assert!(
+        touched * PAGE <= 2 * out.len() as u64 + (1 << 20),
+        "{} KiB touched to inflate {} KiB",
+        (touched * PAGE) >> 10,
+        out.len() >> 10
+    );
+}
+
 #[test]
 fn own_gzip_output_inflates_to_its_input_past_64_kib() {
     let inputs = [

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::validate::{validate, ValidationError};
 use crate::Profile;
 
-pub use gzip::{gunzip_into, is_gzip, GunzipError, GzipCompressor};
+pub use gzip::{gunzip_into, gzip_trailer_size, is_gzip, GunzipError, GzipCompressor};
 pub use raw_strings::RawStrings;
 
 /// Largest accepted input, compressed or not: 64 MiB.

@@ -7,7 +7,7 @@ use std::io::Read;
 use bytes::Bytes;
 
 use super::decompressed::{Decompressed, DecompressedBuffers};
-use profbridge_pprof::{gunzip_into, GunzipError};
+use profbridge_pprof::{gunzip_into, gzip_trailer_size, GunzipError};
 
 /// How a request body (HTTP) or message (gRPC) is compressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,11 +58,7 @@ pub fn decompressed_size_estimate(
     let estimate = match compression {
         Compression::Identity => compressed.len(),
         // ISIZE: the size, modulo 2^32, of the last member only.
-        Compression::Gzip => compressed
-            .last_chunk::<4>()
-            .map_or(compressed.len(), |isize| {
-                usize::try_from(u32::from_le_bytes(*isize)).unwrap_or(usize::MAX)
-            }),
+        Compression::Gzip => gzip_trailer_size(compressed).unwrap_or(compressed.len()),
         Compression::Zstd => zstd_content_size(compressed)
             .unwrap_or_else(|| compressed.len().saturating_mul(ZSTD_RATIO_WHEN_UNKNOWN)),
     };

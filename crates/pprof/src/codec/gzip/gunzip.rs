@@ -19,8 +19,13 @@ const FCOMMENT: u8 = 1 << 4;
 const FIXED_HEADER_LEN: usize = 10;
 /// CRC32 and ISIZE.
 const TRAILER_LEN: usize = 8;
+/// Deflate's largest expansion: a length-258 match costs at least two bits.
+const MAX_DEFLATE_RATIO: usize = 1032;
 /// The least the output grows by when it is full.
 const MIN_GROWTH: usize = 64 << 10;
+/// How many times its size the deflate data left is expected to inflate
+/// to, for the size of the next step.
+const LIKELY_RATIO: usize = 4;
 
 /// Why gzip data was not decompressed. `Corrupt`'s text does not name
 /// gzip: callers say what was being gunzipped.
@@ -74,6 +79,22 @@ pub fn gunzip_into(
     }
 }
 
+/// The ISIZE field that ends `gzipped`: what its last member says it
+/// decompresses to (mod 2^32). A hint only: a stream may lie, and a
+/// cut-off one ends in deflate data, not in a trailer.
+pub fn gzip_trailer_size(gzipped: &[u8]) -> Option<usize> {
+    let isize = gzipped.last_chunk::<4>()?;
+    Some(usize::try_from(u32::from_le_bytes(*isize)).unwrap_or(usize::MAX))
+}
+
+/// How much room to set aside for gunzipping `gzipped`: its trailer's
+/// size unless that is more than deflate could expand it to.
+pub(super) fn likely_gunzipped_size(gzipped: &[u8]) -> usize {
+    gzip_trailer_size(gzipped)
+        .filter(|&size| size <= gzipped.len().saturating_mul(MAX_DEFLATE_RATIO))
+        .unwrap_or(0)
+}
+
 /// The deflate data after the member header at the start of `member`.
 fn after_header(member: &[u8]) -> Result<&[u8], GunzipError> {
     let cut_off = || corrupt("the member header is cut off");
@@ -110,6 +131,12 @@ fn after_header(member: &[u8]) -> Result<&[u8], GunzipError> {
 /// Inflates the deflate stream at the start of `deflated` onto `out`,
 /// failing once `out` would pass `out_limit` bytes; returns how many
 /// bytes of `deflated` the stream took.
+///
+/// Each step hands zlib a zeroed window the size of the output so far, or
+/// of [`LIKELY_RATIO`] times the deflate data left if that is more, never
+/// all of `out`'s spare capacity: flate2 zeroes whatever room it is given,
+/// and a reused buffer or a size hint from a cut-off trailer can leave
+/// tens of MiB of room.
 fn inflate(
     deflated: &[u8],
     out: &mut Vec<u8>,
@@ -118,29 +145,41 @@ fn inflate(
 ) -> Result<usize, GunzipError> {
     inflater.reset(false);
     loop {
-        if out.len() > out_limit {
+        let produced = out.len();
+        // One byte past the limit tells a stream that reaches it from one
+        // that passes it.
+        let room = out_limit.saturating_add(1).saturating_sub(produced);
+        if room == 0 {
             return Err(GunzipError::TooLarge);
         }
-        if out.len() == out.capacity() {
-            // One byte past the limit tells a stream that reaches it from
-            // one that passes it.
-            let room = out_limit.saturating_add(1) - out.len();
-            out.reserve_exact(room.min(out.len().max(MIN_GROWTH)));
-        }
-        let taken = inflater.total_in() as usize;
-        let produced = out.len();
-        let remaining = deflated.get(taken..).unwrap_or_default();
-        let status = inflater
-            .decompress_vec(remaining, out, FlushDecompress::Finish)
-            .map_err(|error| corrupt(error.to_string()))?;
+        let taken = inflater.total_in();
+        let remaining = deflated.get(taken as usize..).unwrap_or_default();
+        let wanted = room.min(
+            produced
+                .max(MIN_GROWTH)
+                .max(remaining.len().saturating_mul(LIKELY_RATIO)),
+        );
+        let spare = out.capacity() - produced;
+        let step = if spare == 0 {
+            out.reserve_exact(wanted);
+            wanted
+        } else {
+            spare.min(wanted)
+        };
+        out.resize(produced + step, 0);
+        let written_before = inflater.total_out();
+        let window = out.get_mut(produced..).unwrap_or_default();
+        let status = inflater.decompress(remaining, window, FlushDecompress::Finish);
+        let written = (inflater.total_out() - written_before) as usize;
+        out.truncate(produced + written);
+        let status = status.map_err(|error| corrupt(error.to_string()))?;
         if out.len() > out_limit {
             return Err(GunzipError::TooLarge);
         }
         match status {
             Status::StreamEnd => return Ok(inflater.total_in() as usize),
             Status::Ok | Status::BufError => {
-                let stalled = inflater.total_in() as usize == taken && out.len() == produced;
-                if stalled && out.len() < out.capacity() {
+                if inflater.total_in() == taken && written == 0 {
                     return Err(corrupt("the deflate data is cut off"));
                 }
             }

@@ -3,7 +3,8 @@ mod gunzip;
 use flate2::{Compress, Decompress, FlushCompress, Status};
 
 use super::DecodeError;
-pub use gunzip::{gunzip_into, GunzipError};
+use gunzip::likely_gunzipped_size;
+pub use gunzip::{gunzip_into, gzip_trailer_size, GunzipError};
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// Pre-allocation from the gzip trailer's size hint is capped so that a lying
@@ -21,26 +22,16 @@ pub fn is_gzip(data: &[u8]) -> bool {
 
 /// Gunzips every member of `data`, failing once output would exceed `limit`.
 pub(super) fn decompress(data: &[u8], limit: usize) -> Result<Vec<u8>, DecodeError> {
-    let mut out = Vec::with_capacity(size_hint(data).min(limit).min(MAX_PREALLOCATION));
+    let mut out = Vec::with_capacity(
+        likely_gunzipped_size(data)
+            .min(limit)
+            .min(MAX_PREALLOCATION),
+    );
     match gunzip_into(data, &mut out, limit, &mut Decompress::new(false)) {
         Ok(()) => Ok(out),
         Err(GunzipError::TooLarge) => Err(DecodeError::DecompressedTooLarge { limit }),
         Err(GunzipError::Corrupt(error)) => Err(DecodeError::Gzip(error)),
     }
-}
-
-/// The ISIZE field of the last gzip member: the uncompressed size mod 2^32.
-fn size_hint(data: &[u8]) -> usize {
-    let Some(tail) = data
-        .len()
-        .checked_sub(4)
-        .and_then(|start| data.get(start..))
-    else {
-        return 0;
-    };
-    let mut bytes = [0u8; 4];
-    bytes.copy_from_slice(tail);
-    usize::try_from(u32::from_le_bytes(bytes)).unwrap_or(0)
 }
 
 /// `raw` gzipped; `raw` itself, which pprof readers take as well, in the
