@@ -1,7 +1,7 @@
 //! The hand-written pprof encoder (`wire::write_profile`) against prost's
 //! encoding of the same profile: byte for byte (the encoder is meant to
 //! write prost's bytes), on random profiles above 64 KiB and on edge
-//! values. `PROFBRIDGE_FULL_SWEEP=1` runs more cases.
+//! values. `PROFBRIDGE_FULL_SWEEP=1` runs four times the cases.
 
 #![allow(
     clippy::unwrap_used,
@@ -15,14 +15,7 @@ use prost::Message;
 
 use profbridge_pprof::wire::write_profile;
 use profbridge_pprof::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
-
-fn cases(quick: u32) -> u32 {
-    if std::env::var_os("PROFBRIDGE_FULL_SWEEP").is_some() {
-        quick * 16
-    } else {
-        quick
-    }
-}
+use profbridge_testkit::sweep::proptest_cases;
 
 /// Integers of every varint length, zero and negatives included.
 fn int() -> impl Strategy<Value = i64> {
@@ -208,7 +201,7 @@ fn a_string_of_two_hundred_kib_encodes_as_prost_does() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(16)))]
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(64, 16)))]
 
     #[test]
     fn large_profiles_encode_to_prosts_bytes(mut profile in large_profile()) {

@@ -17,20 +17,13 @@ use flate2::{Compression, Decompress, GzBuilder};
 use proptest::prelude::*;
 
 use profbridge_pprof::{gunzip_into, GunzipError, GzipCompressor};
+use profbridge_testkit::sweep::proptest_cases;
 use profbridge_testkit::SeededRng;
 
 /// FHCRC, the fixed header's length and the trailer's (RFC 1952).
 const FHCRC: u8 = 1 << 1;
 const FIXED_HEADER_LEN: usize = 10;
 const TRAILER_LEN: usize = 8;
-
-fn cases(quick: u32) -> u32 {
-    if std::env::var_os("PROFBRIDGE_FULL_SWEEP").is_some() {
-        quick * 16
-    } else {
-        quick
-    }
-}
 
 fn gzip(bytes: &[u8], level: u32) -> Vec<u8> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), Compression::new(level));
@@ -302,7 +295,7 @@ fn large_input() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(12)))]
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(192, 12)))]
 
     #[test]
     fn large_members_decompress_as_flate2_does(
@@ -339,7 +332,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(64)))]
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(1024, 64)))]
 
     #[test]
     fn decompresses_what_flate2_does(

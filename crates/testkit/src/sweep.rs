@@ -86,6 +86,16 @@ impl Sweep {
     }
 }
 
+/// How many cases a property test runs: `full` when the environment asks
+/// for whole sweeps, `sampled` otherwise.
+pub fn proptest_cases(full: u32, sampled: u32) -> u32 {
+    if std::env::var(FULL_SWEEP_VAR).is_ok_and(|v| v == "1") {
+        full
+    } else {
+        sampled
+    }
+}
+
 fn parse_seed(text: &str) -> Option<u64> {
     let text = text.trim();
     match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {

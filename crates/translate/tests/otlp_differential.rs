@@ -16,17 +16,10 @@ use proptest::prelude::*;
 use prost::encoding::encode_varint;
 use prost::Message;
 
+use profbridge_testkit::sweep::proptest_cases;
 use profbridge_testkit::{generated_request, SeededRng, StackShape};
 use profbridge_translate::decode_request;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
-
-fn cases(quick: u32) -> u32 {
-    if std::env::var_os("PROFBRIDGE_FULL_SWEEP").is_some() {
-        quick * 16
-    } else {
-        quick
-    }
-}
 
 fn decodes_like_prost(bytes: &[u8]) -> Result<(), TestCaseError> {
     match (
@@ -98,7 +91,7 @@ fn adversarial_bytes_decode_like_prost() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(cases(8)))]
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(128, 8)))]
 
     #[test]
     fn large_requests_decode_like_prost(
