@@ -1,7 +1,7 @@
 //! Truncated and mutated input never panics or hangs: parsing (pprof, legacy
 //! or folded, whichever the bytes look like) answers Ok or Err.
 //!
-//! Both sweeps run whole with `PROFBRIDGE_FULL_SWEEP=1`;
+//! Both sweeps run whole with `PROFBRIDGE_FULL_SWEEP=1` (as `.ci/run` sets);
 //! otherwise every file gets a seeded sample of its cuts and mutations
 //! (the seed is printed; `PROFBRIDGE_SWEEP_SEED` replays it).
 
