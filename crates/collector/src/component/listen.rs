@@ -1,16 +1,86 @@
-//! What receivers that listen share: their TLS and tokens, their socket,
-//! their line in the start-up message, and the wait for shutdown.
+//! What receivers that listen share: a server's TLS and tokens, its
+//! socket, its line in the start-up message, its metrics, its task, and
+//! the wait for shutdown.
+
+use std::fmt::Display;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::{Endpoint, StartError};
+use super::{Endpoint, ReceiverContext, StartError, StartedReceiver};
+use crate::pipeline::PipelineHandle;
+use crate::telemetry::ReceiverMetrics;
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
 use crate::tls::{Alpn, Security};
 
+/// Resolves when the collector stops: a server's cue to drain and return.
+pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// One server a receiver listens with, as its configuration describes it.
+pub struct Server<'a> {
+    pub endpoint: &'a str,
+    pub tls: Option<&'a ServerTlsConfig>,
+    pub auth: Option<&'a AuthConfig>,
+    pub alpn: Alpn,
+    /// The `transport` label of its metrics.
+    pub transport: &'static str,
+    /// Its line in the start-up message (" over TLS" is added).
+    pub what: String,
+}
+
+impl Server<'_> {
+    /// What [`Self::start`] would refuse before binding: TLS files that do
+    /// not load, a token file that cannot be read.
+    pub fn check(&self, id: &str) -> Option<StartError> {
+        security(id, self.tls, self.auth, self.alpn).err()
+    }
+
+    /// Secures and binds the server, notes where it listens, and spawns
+    /// `serve` on the bound socket; its failure is logged.
+    pub async fn start<Serve, Served, Failure>(
+        self,
+        context: &ReceiverContext<'_>,
+        started: &mut StartedReceiver,
+        serve: Serve,
+    ) -> Result<(), StartError>
+    where
+        Serve: FnOnce(
+            TcpListener,
+            Arc<[PipelineHandle]>,
+            ReceiverMetrics,
+            Security,
+            Shutdown,
+        ) -> Served,
+        Served: Future<Output = Result<(), Failure>> + Send + 'static,
+        Failure: Display,
+    {
+        let id = context.id;
+        let security = security(id, self.tls, self.auth, self.alpn)?;
+        let listener = bind(id, self.endpoint).await?;
+        if let Ok(address) = listener.local_addr() {
+            let what = format!("{}{}", self.what, over_tls(&security));
+            started.listening.push(Endpoint { what, address });
+        }
+        let shutdown: Shutdown = Box::pin(wait_for(context.stopped.clone()));
+        let metrics = ReceiverMetrics::new(context.metrics, id, self.transport);
+        let pipelines = Arc::clone(&context.pipelines);
+        let served = serve(listener, pipelines, metrics, security, shutdown);
+        let what = self.what;
+        started.tasks.push(tokio::spawn(async move {
+            if let Err(error) = served.await {
+                tracing::error!(%error, "{what} failed");
+            }
+        }));
+        Ok(())
+    }
+}
+
 /// A receiver's TLS acceptor and token check, its files read now so that
 /// a bad one stops the start.
-pub fn security(
+fn security(
     id: &str,
     tls: Option<&ServerTlsConfig>,
     auth: Option<&AuthConfig>,
@@ -19,8 +89,7 @@ pub fn security(
     Security::new(tls, auth, alpn).map_err(|reason| StartError::receiver(id, reason))
 }
 
-/// For the start-up message.
-pub fn over_tls(security: &Security) -> &'static str {
+fn over_tls(security: &Security) -> &'static str {
     if security.uses_tls() {
         " over TLS"
     } else {
@@ -28,7 +97,7 @@ pub fn over_tls(security: &Security) -> &'static str {
     }
 }
 
-pub async fn bind(id: &str, endpoint: &str) -> Result<TcpListener, StartError> {
+async fn bind(id: &str, endpoint: &str) -> Result<TcpListener, StartError> {
     TcpListener::bind(endpoint)
         .await
         .map_err(|error| StartError::Listen {
@@ -36,13 +105,6 @@ pub async fn bind(id: &str, endpoint: &str) -> Result<TcpListener, StartError> {
             endpoint: endpoint.to_owned(),
             error,
         })
-}
-
-/// Records where `listener` listens, as `what`.
-pub fn note_endpoint(listening: &mut Vec<Endpoint>, listener: &TcpListener, what: String) {
-    if let Ok(address) = listener.local_addr() {
-        listening.push(Endpoint { what, address });
-    }
 }
 
 /// Resolves once `stopped` turns true, or its sender is gone.

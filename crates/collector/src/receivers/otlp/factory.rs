@@ -1,14 +1,11 @@
 //! `receivers: otlp:` in the registry.
 
-use std::sync::Arc;
-
-use super::config::OtlpReceiverConfig;
+use super::config::{GrpcConfig, HttpConfig, OtlpReceiverConfig};
 use super::{grpc, http};
-use crate::component::listen::{bind, note_endpoint, over_tls, security, wait_for};
+use crate::component::listen::Server;
 use crate::component::{
     ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
 };
-use crate::telemetry::ReceiverMetrics;
 use crate::tls::Alpn;
 
 pub struct OtlpReceiverFactory;
@@ -23,53 +20,30 @@ impl ReceiverFactory for OtlpReceiverFactory {
         context: ReceiverContext<'a>,
     ) -> StartFuture<'a> {
         Box::pin(async move {
-            let name = context.id;
             let mut started = StartedReceiver::default();
-            if let Some(grpc_config) = &options.protocols.grpc {
-                let security = security(
-                    name,
-                    grpc_config.tls.as_deref(),
-                    grpc_config.auth.as_deref(),
-                    Alpn::Grpc,
-                )?;
-                let listener = bind(name, &grpc_config.endpoint).await?;
-                let what = format!("{name} OTLP gRPC{}", over_tls(&security));
-                note_endpoint(&mut started.listening, &listener, what);
-                let shutdown = wait_for(context.stopped.clone());
-                let (config, handles) = (grpc_config.clone(), Arc::clone(&context.pipelines));
-                let metrics = ReceiverMetrics::new(context.metrics, name, "grpc");
-                started.tasks.push(tokio::spawn(async move {
-                    if let Err(error) =
-                        grpc::serve(listener, config, handles, metrics, security, shutdown).await
-                    {
-                        tracing::error!(%error, "OTLP gRPC server failed");
-                    }
-                }));
+            if let Some(config) = &options.protocols.grpc {
+                let owned = config.clone();
+                grpc_server(context.id, config)
+                    .start(
+                        &context,
+                        &mut started,
+                        |listener, pipelines, metrics, security, shutdown| {
+                            grpc::serve(listener, owned, pipelines, metrics, security, shutdown)
+                        },
+                    )
+                    .await?;
             }
-            if let Some(http_config) = &options.protocols.http {
-                let security = security(
-                    name,
-                    http_config.tls.as_deref(),
-                    http_config.auth.as_deref(),
-                    Alpn::Http1,
-                )?;
-                let listener = bind(name, &http_config.endpoint).await?;
-                let what = format!(
-                    "{name} OTLP HTTP (POST {}){}",
-                    http_config.profiles_url_path,
-                    over_tls(&security)
-                );
-                note_endpoint(&mut started.listening, &listener, what);
-                let shutdown = wait_for(context.stopped.clone());
-                let (config, handles) = (http_config.clone(), Arc::clone(&context.pipelines));
-                let metrics = ReceiverMetrics::new(context.metrics, name, "http");
-                started.tasks.push(tokio::spawn(async move {
-                    if let Err(error) =
-                        http::serve(listener, config, handles, metrics, security, shutdown).await
-                    {
-                        tracing::error!(%error, "OTLP HTTP server failed");
-                    }
-                }));
+            if let Some(config) = &options.protocols.http {
+                let owned = config.clone();
+                http_server(context.id, config)
+                    .start(
+                        &context,
+                        &mut started,
+                        |listener, pipelines, metrics, security, shutdown| {
+                            http::serve(listener, owned, pipelines, metrics, security, shutdown)
+                        },
+                    )
+                    .await?;
             }
             Ok(started)
         })
@@ -80,14 +54,36 @@ impl ReceiverFactory for OtlpReceiverFactory {
             .protocols
             .grpc
             .iter()
-            .map(|grpc| (grpc.tls.as_deref(), grpc.auth.as_deref(), Alpn::Grpc));
+            .map(|grpc| grpc_server(id, grpc));
         let http = options
             .protocols
             .http
             .iter()
-            .map(|http| (http.tls.as_deref(), http.auth.as_deref(), Alpn::Http1));
+            .map(|http| http_server(id, http));
         grpc.chain(http)
-            .filter_map(|(tls, auth, alpn)| security(id, tls, auth, alpn).err())
+            .filter_map(|server| server.check(id))
             .collect()
+    }
+}
+
+fn grpc_server<'a>(id: &str, config: &'a GrpcConfig) -> Server<'a> {
+    Server {
+        endpoint: &config.endpoint,
+        tls: config.tls.as_deref(),
+        auth: config.auth.as_deref(),
+        alpn: Alpn::Grpc,
+        transport: "grpc",
+        what: format!("{id} OTLP gRPC"),
+    }
+}
+
+fn http_server<'a>(id: &str, config: &'a HttpConfig) -> Server<'a> {
+    Server {
+        endpoint: &config.endpoint,
+        tls: config.tls.as_deref(),
+        auth: config.auth.as_deref(),
+        alpn: Alpn::Http1,
+        transport: "http",
+        what: format!("{id} OTLP HTTP (POST {})", config.profiles_url_path),
     }
 }

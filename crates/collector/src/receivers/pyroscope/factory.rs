@@ -2,11 +2,10 @@
 
 use super::config::PyroscopeReceiverConfig;
 use super::{INGEST_PATH, PUSH_PATH};
-use crate::component::listen::{bind, note_endpoint, over_tls, security, wait_for};
+use crate::component::listen::Server;
 use crate::component::{
     ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
 };
-use crate::telemetry::ReceiverMetrics;
 use crate::tls::Alpn;
 
 pub struct PyroscopeReceiverFactory;
@@ -21,35 +20,33 @@ impl ReceiverFactory for PyroscopeReceiverFactory {
         context: ReceiverContext<'a>,
     ) -> StartFuture<'a> {
         Box::pin(async move {
-            let name = context.id;
             let mut started = StartedReceiver::default();
-            let tls = options.tls.as_deref();
-            let security = security(name, tls, options.auth.as_deref(), Alpn::Http1)?;
-            let listener = bind(name, &options.endpoint).await?;
-            let what = format!(
-                "{name} Pyroscope ingest (POST {INGEST_PATH} and {PUSH_PATH}){}",
-                over_tls(&security)
-            );
-            note_endpoint(&mut started.listening, &listener, what);
-            let shutdown = wait_for(context.stopped.clone());
-            let (config, handles) = (options.clone(), context.pipelines);
-            let metrics = ReceiverMetrics::new(context.metrics, name, "http");
-            started.tasks.push(tokio::spawn(async move {
-                if let Err(error) =
-                    super::serve(listener, config, handles, metrics, security, shutdown).await
-                {
-                    tracing::error!(%error, "Pyroscope receiver failed");
-                }
-            }));
+            let config = options.clone();
+            server(context.id, options)
+                .start(
+                    &context,
+                    &mut started,
+                    |listener, pipelines, metrics, security, shutdown| {
+                        super::serve(listener, config, pipelines, metrics, security, shutdown)
+                    },
+                )
+                .await?;
             Ok(started)
         })
     }
 
     fn check(&self, id: &str, options: &PyroscopeReceiverConfig) -> Vec<StartError> {
-        let (tls, auth) = (options.tls.as_deref(), options.auth.as_deref());
-        security(id, tls, auth, Alpn::Http1)
-            .err()
-            .into_iter()
-            .collect()
+        server(id, options).check(id).into_iter().collect()
+    }
+}
+
+fn server<'a>(id: &str, options: &'a PyroscopeReceiverConfig) -> Server<'a> {
+    Server {
+        endpoint: &options.endpoint,
+        tls: options.tls.as_deref(),
+        auth: options.auth.as_deref(),
+        alpn: Alpn::Http1,
+        transport: "http",
+        what: format!("{id} Pyroscope ingest (POST {INGEST_PATH} and {PUSH_PATH})"),
     }
 }
