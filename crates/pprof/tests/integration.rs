@@ -2,6 +2,7 @@
 
 mod corpus;
 mod encoder_differential;
+mod field_numbers;
 mod folded;
 mod gunzip_differential;
 mod gzip;

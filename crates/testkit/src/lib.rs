@@ -21,6 +21,7 @@ mod gperftools;
 pub mod otlp_strategies;
 mod producers;
 pub mod programs;
+pub mod schema;
 pub mod sweep;
 
 pub use ebpf::{
