@@ -59,7 +59,7 @@ async fn start(dir: &Path, batch_size: usize) -> (Running, SocketAddr) {
     let yaml = format!(
         "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
          processors:\n  resource:\n    attributes:\n      - {{key: deployment.environment, value: test, action: upsert}}\n      - {{key: service.name, action: delete}}\n\
-         \x20 batch:\n    send_batch_size: {batch_size}\n    timeout: 1s\n\
+         \x20 batch:\n    send_batch_size: {batch_size}\n    timeout: 5s\n\
          exporters:\n  file:\n    path: {}\n    format: otlp\n    path_template: \"{{deployment.environment}}/{{seq}}.otlp.pb\"\n\
          service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      processors: [resource, batch]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
         dir.display()

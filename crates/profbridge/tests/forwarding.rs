@@ -769,7 +769,17 @@ fn otlp_json_lines_are_whole_after_sigkill_and_crash_leftovers_are_removed() {
     }
 
     // What a kill in the middle of a write leaves, planted for certain: a
-    // line cut short at the end of a file, and a temporary file.
+    // line cut short at the end of a file, and a temporary file. A loaded
+    // machine may have let no kill above find a whole line written.
+    export_all_ok(&runtime(), collector.grpc.unwrap(), &requests[..1]);
+    let started = Instant::now();
+    while !json_lines_files(&data)
+        .iter()
+        .any(|path| std::fs::read(path).is_ok_and(|text| text.contains(&b'\n')))
+    {
+        assert!(started.elapsed() < PATIENCE, "no JSON line was written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let dir = collector.kill();
     let file = json_lines_files(&data)
         .into_iter()

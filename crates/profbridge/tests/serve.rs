@@ -1171,9 +1171,9 @@ fn stalled_bodies_stay_inside_the_budget_and_are_timed_out() {
         "VmHWM: {before} kB at start, {after_http} kB after the HTTP bodies, {after} kB after the gRPC streams"
     );
     // The budget, plus a margin for buffers, connections and memory the
-    // allocator has not given back yet (about +720 MiB each without the
-    // budget).
-    let margin_kib = 96 * 1024;
+    // allocator has not given back yet: growth of 127 to 159 MiB was seen
+    // across loaded runs, and about +720 MiB each without the budget.
+    let margin_kib = 128 * 1024;
     assert!(
         after.saturating_sub(before) < BUDGET_MIB * 1024 + margin_kib,
         "peak memory grew by {} kB",
