@@ -42,6 +42,9 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
 }
 
 async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> {
+    // Listening for the signals before saying "ready": a SIGTERM right
+    // after it must shut down cleanly, not end the process.
+    let mut signals = Signals::listen()?;
     let running = service::start(config).await?;
     let mut stdout = std::io::stdout().lock();
     for endpoint in &running.listening {
@@ -61,7 +64,7 @@ async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> 
     stdout.flush()?;
     drop(stdout);
 
-    wait_for_signal().await?;
+    signals.wait().await;
     tracing::info!("shutting down: refusing new requests, exporting what was accepted");
     let drained = running.shutdown(shutdown_timeout).await;
     if drained {
@@ -73,12 +76,26 @@ async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> 
     }
 }
 
-async fn wait_for_signal() -> Result<()> {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("listening for SIGTERM")?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result.context("listening for SIGINT"),
-        _ = terminate.recv() => Ok(()),
+/// SIGTERM and SIGINT, listened for from the start.
+struct Signals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn listen() -> Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Self {
+            terminate: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+            interrupt: signal(SignalKind::interrupt()).context("listening for SIGINT")?,
+        })
+    }
+
+    async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
     }
 }
 
