@@ -445,15 +445,15 @@ fn unknown_component_types_list_the_known_ones() {
         problems(&yaml),
         ["receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file, nop"]
     );
-    let yaml = format!("processors:\n  filter:\n{}", with_exporters(""));
+    let yaml = format!("processors:\n  filtre:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["processors.filter: unknown processor type \"filter\"; known: batch, resource"]
+        ["processors.filtre: unknown processor type \"filtre\"; known: batch, resource"]
     );
-    let yaml = with_exporters("  kafka/out:\n    brokers: [a]");
+    let yaml = with_exporters("  kafkaa/out:\n    brokers: [a]");
     assert_eq!(
         problems(&yaml),
-        ["exporters.kafka/out: unknown exporter type \"kafka\"; known: file, debug, nop, otlp, otlphttp, pyroscope"]
+        ["exporters.kafkaa/out: unknown exporter type \"kafkaa\"; known: file, debug, nop, otlp, otlphttp, pyroscope"]
     );
     let yaml = with_exporters("  File:\n");
     assert_eq!(

@@ -12,3 +12,4 @@ mod pipeline_processors;
 mod processors;
 mod pyroscope_exporter;
 mod receiver_security;
+mod unavailable_types;

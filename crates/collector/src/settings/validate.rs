@@ -70,7 +70,7 @@ fn check_pipelines(config: &Config, defined: &Defined, problems: &mut Vec<Proble
                         list_path.as_str(),
                         format!("\"{id}\" is listed twice"),
                     ));
-                } else if !defined.ids(section).contains(id) {
+                } else if !defined.ids(section).contains(id) && !defined.connectors.contains(id) {
                     problems.push(Problem::new(
                         list_path.as_str(),
                         format!("\"{id}\" is not defined under {}", section.key()),
