@@ -96,7 +96,7 @@ fn collector_receivers_and_exporters_profbridge_lacks_are_refused_with_their_pat
         .replace("receivers: [otlp]", "receivers: [otlp, profiling]")
         .replace(
             "exporters: [debug]",
-            "exporters: [debug, prometheus, otlp_grpc/pyroscope]",
+            "exporters: [debug, prometheus, kafka/stream]",
         )
         .replace(
             "receivers:\n  otlp:",
@@ -105,7 +105,7 @@ fn collector_receivers_and_exporters_profbridge_lacks_are_refused_with_their_pat
         .replace(
             "exporters:\n  debug:\n",
             "exporters:\n  debug:\n  prometheus:\n    endpoint: 0.0.0.0:8889\n  \
-             otlp_grpc/pyroscope:\n    endpoint: pyroscope:4040\n",
+             kafka/stream:\n    brokers: [kafka:9092]\n",
         );
     let problems = problems(&yaml);
     assert_eq!(problems.len(), 3, "{problems:#?}");
@@ -121,12 +121,47 @@ fn collector_receivers_and_exporters_profbridge_lacks_are_refused_with_their_pat
         "the OpenTelemetry Collector's prometheus exporter is not available in profbridge; ",
     );
     assert!(prometheus.contains("/metrics"), "{prometheus}");
-    let renamed = assert_refused(
+    let kafka = assert_refused(
         &problems,
-        "exporters.otlp_grpc/pyroscope",
-        "the OpenTelemetry Collector's otlp_grpc exporter is not available in profbridge; ",
+        "exporters.kafka/stream",
+        "the OpenTelemetry Collector's kafka exporter is not available in profbridge; ",
     );
-    assert!(renamed.contains("write otlp"), "{renamed}");
+    assert!(kafka.contains("planned"), "{kafka}");
+}
+
+#[test]
+fn the_collectors_newer_exporter_names_are_the_same_exporters_under_their_own_ids() {
+    let yaml = pipeline("", "")
+        .replace(
+            "exporters: [debug]",
+            "exporters: [otlp_grpc/pyroscope, otlp_http]",
+        )
+        .replace(
+            "exporters:\n  debug:\n",
+            "exporters:\n  otlp_grpc/pyroscope:\n    endpoint: pyroscope:4040\n    tls:\n      \
+             insecure: true\n  otlp_http:\n    profiles_endpoint: http://backend:4318/v1/profiles\n",
+        );
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|errors| panic!("{errors}"));
+    let exporters: Vec<(String, &str)> = config
+        .exporters
+        .iter()
+        .map(|(id, exporter)| (id.to_string(), exporter.kind()))
+        .collect();
+    assert_eq!(
+        exporters,
+        [
+            ("otlp_grpc/pyroscope".to_owned(), "otlp"),
+            ("otlp_http".to_owned(), "otlphttp")
+        ]
+    );
+    // Their options are the older names' own.
+    let yaml = yaml.replace("    tls:\n      insecure: true\n", "    compresion: gzip\n");
+    let problems = problems(&yaml);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert!(
+        problems[0].starts_with("exporters.otlp_grpc/pyroscope.compresion: unknown key; "),
+        "{problems:#?}"
+    );
 }
 
 #[test]

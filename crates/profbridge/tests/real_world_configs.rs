@@ -62,11 +62,7 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "pyroscope_kubernetes_agent.yaml",
-        refused: &[
-            "receivers.profiling",
-            "processors.k8sattributes/pods",
-            "exporters.otlp_grpc",
-        ],
+        refused: &["receivers.profiling", "processors.k8sattributes/pods"],
         pending: &[],
     },
     Case {
@@ -76,7 +72,7 @@ const CASES: &[Case] = &[
     },
     Case {
         file: "openobserve_otlp_http.yaml",
-        refused: &["exporters.otlp_http/observe"],
+        refused: &[],
         pending: &[],
     },
     Case {

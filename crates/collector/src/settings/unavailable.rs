@@ -10,9 +10,8 @@
 //! filter, routing, the eBPF profiler's `profiling` receiver, kafka,
 //! forward and signaltometrics connectors), the ones found in the
 //! multi-signal configurations users start from (sampling, prometheus,
-//! jaeger, zipkin, hostmetrics, loki...), the Collector's newer spellings
-//! of exporters profbridge has under the older name, and authentication
-//! and observer extensions.
+//! jaeger, zipkin, hostmetrics, loki...), and authentication and observer
+//! extensions.
 
 use super::model::Section;
 use super::problems::Problem;
@@ -147,16 +146,6 @@ pub const UNAVAILABLE: &[Unavailable] = &[
     processor("span", ONLY_PROFILES),
     processor("groupbytrace", ONLY_PROFILES),
     // Exporters.
-    exporter(
-        "otlp_grpc",
-        "it is the Collector's newer name for the OTLP/gRPC exporter, which profbridge \
-         calls `otlp`: write otlp (and otlp/NAME) instead",
-    ),
-    exporter(
-        "otlp_http",
-        "it is the Collector's newer name for the OTLP/HTTP exporter, which profbridge \
-         calls `otlphttp`: write otlphttp (and otlphttp/NAME) instead",
-    ),
     exporter(
         "logging",
         "the Collector replaced it with `debug`, which profbridge has",
