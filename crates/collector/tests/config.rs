@@ -448,7 +448,7 @@ fn unknown_component_types_list_the_known_ones() {
     let yaml = format!("processors:\n  filter:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["processors.filter: unknown processor type \"filter\"; known: batch, resource"]
+        ["processors.filter: unknown processor type \"filter\"; known: batch, resource, memory_limiter"]
     );
     let yaml = with_exporters("  kafka/out:\n    brokers: [a]");
     assert_eq!(

@@ -6,6 +6,7 @@ mod deploy;
 mod forwarding;
 mod inspect;
 mod legacy_ingest;
+mod memory_limiter;
 mod send;
 mod serve;
 mod support;
