@@ -5,6 +5,8 @@
 //! [`QueuedExporter`], so a slow exporter only fills its own queue (unless
 //! it is configured to block). A batch keeps its share of the pipeline's
 //! budget until every exporter that holds it in memory is done with it.
+//! A processor may also close the intake for a while through a [`Gate`]
+//! (the `memory_limiter`); a handle refuses while any gate does.
 
 mod profiles;
 /// `service.pipelines.NAME.queue`, parsed with the rest of the configuration.
