@@ -253,6 +253,10 @@ impl MemoryLimiterProcessor {
             limiter: Arc::new(limiter),
         }
     }
+
+    pub fn limiter(&self) -> &Arc<MemoryLimiter> {
+        &self.limiter
+    }
 }
 
 impl Processor for MemoryLimiterProcessor {
