@@ -15,7 +15,8 @@ pub use crate::component::{Endpoint, StartError};
 use crate::components::Registry as Components;
 use crate::pipeline::register_queue;
 use crate::pipeline::sending::QueuedExporter;
-use crate::pipeline::{Pipeline, PipelineHandle, RequestPool};
+pub use crate::pipeline::Hooks;
+use crate::pipeline::{GateContext, Pipeline, PipelineHandle, RequestPool};
 use crate::settings::telemetry::MetricsConfig;
 use crate::settings::{Config, ProcessorConfig};
 use crate::telemetry::instruments::register_process;
@@ -47,6 +48,12 @@ struct Telemetry {
 }
 
 pub async fn start(config: &Config) -> Result<Running, StartError> {
+    start_with(config, &Hooks::default()).await
+}
+
+/// [`start`], with what the program running the collector lends its
+/// components (a `memory_limiter` releases memory through `hooks`).
+pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, StartError> {
     let registry = Registry::new();
     register_process(&registry);
     let telemetry_address = &config.service.telemetry.metrics.address;
@@ -114,6 +121,13 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             Arc::clone(&request_pool),
         );
         register_queue(&registry, name, Arc::clone(running.handle().budget()));
+        for gate in running.handle().gates() {
+            Arc::clone(gate).start(GateContext {
+                pipeline: name,
+                hooks,
+                metrics: &registry,
+            });
+        }
         for receiver in &pipeline.receivers {
             handles_by_receiver
                 .entry(receiver.to_string())

@@ -448,7 +448,7 @@ fn unknown_component_types_list_the_known_ones() {
     let yaml = format!("processors:\n  filtre:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["processors.filtre: unknown processor type \"filtre\"; known: batch, resource"]
+        ["processors.filtre: unknown processor type \"filtre\"; known: batch, resource, memory_limiter"]
     );
     let yaml = with_exporters("  kafkaa/out:\n    brokers: [a]");
     assert_eq!(

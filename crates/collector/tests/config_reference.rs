@@ -52,6 +52,7 @@ use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
 use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
+use profbridge_collector::processors::memory_limiter::MemoryLimiterConfig;
 use profbridge_collector::processors::{BatchProcessorConfig, ResourceProcessorConfig};
 use profbridge_collector::receivers::file::config::FileReceiverConfig;
 use profbridge_collector::receivers::nop::NopReceiverConfig;
@@ -444,6 +445,7 @@ fn processor_paths(kind: &str) -> BTreeSet<String> {
     match kind {
         "batch" => walk::<BatchProcessorConfig>(&root),
         "resource" => walk::<ResourceProcessorConfig>(&root),
+        "memory_limiter" => walk::<MemoryLimiterConfig>(&root),
         _ => panic!("processor type {kind:?} is new: add its config struct to processor_paths"),
     }
 }
@@ -809,6 +811,9 @@ processors:
   resource:
     attributes:
       - {{key: deployment.environment, value: test, action: upsert}}
+  memory_limiter:
+    check_interval: 1s
+    limit_mib: 1000000
 exporters:
   file:
     path: {root}/out
@@ -824,7 +829,7 @@ service:
   pipelines:
     profiles:
       receivers: [otlp, pprof, pyroscope, file, nop]
-      processors: [resource, batch]
+      processors: [memory_limiter, resource, batch]
       exporters: [file, debug, nop, otlp, otlphttp, pyroscope]
   telemetry:
     metrics:

@@ -5,6 +5,7 @@ mod config_reference;
 mod exporter_helper;
 mod file_exporter;
 mod layering;
+mod memory_limiter;
 mod no_mutable_statics;
 mod no_string_errors;
 mod otlp_exporters;

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
@@ -45,7 +46,10 @@ async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> 
     // Listening for the signals before saying "ready": a SIGTERM right
     // after it must shut down cleanly, not end the process.
     let mut signals = Signals::listen()?;
-    let running = service::start(config).await?;
+    let hooks = service::Hooks {
+        release_memory: Some(Arc::new(crate::allocator::release_memory)),
+    };
+    let running = service::start_with(config, &hooks).await?;
     let mut stdout = std::io::stdout().lock();
     for endpoint in &running.listening {
         writeln!(

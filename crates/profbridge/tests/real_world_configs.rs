@@ -92,10 +92,7 @@ const CASES: &[Case] = &[
     Case {
         file: "memory_limiter_first.yaml",
         refused: &[],
-        pending: &[Pending {
-            feature: "memory_limiter processor (issue 21)",
-            paths: &["processors.memory_limiter"],
-        }],
+        pending: &[],
     },
     Case {
         file: "internal_telemetry.yaml",

@@ -21,6 +21,7 @@ const RECEIVERS: &[&dyn AnyReceiverFactory] = &[
 const PROCESSORS: &[&dyn AnyProcessorFactory] = &[
     &crate::processors::batch::BatchProcessorFactory,
     &crate::processors::resource::ResourceProcessorFactory,
+    &crate::processors::memory_limiter::MemoryLimiterFactory,
 ];
 
 /// Exporter types, in the order messages list them.

@@ -45,7 +45,7 @@ impl Admission {
             return true;
         }
         if !self.held.iter_mut().all(|held| held.try_grow(more)) {
-            refused_before_decoding(metrics);
+            refused_before_decoding(metrics, FULL);
             return false;
         }
         self.bytes = decoded_estimate;
@@ -60,34 +60,55 @@ impl Admission {
         decoded_estimate: usize,
         metrics: &ReceiverMetrics,
     ) -> bool {
+        if let Some(refusal) = gate_refusal(pipelines) {
+            refused_before_decoding(metrics, &refusal);
+            return false;
+        }
         if !pipelines
             .iter()
             .all(|pipeline| pipeline.exporters_have_room_for(decoded_estimate))
         {
-            refused_before_decoding(metrics);
+            refused_before_decoding(metrics, FULL);
             return false;
         }
         self.cover(decoded_estimate, metrics)
     }
 }
 
-/// Whether a pipeline holds all it may already, or its exporters all drop
-/// what they are offered: then a request is refused before it is even read.
+/// Whether a pipeline holds all it may already, its exporters all drop
+/// what they are offered, or a gate at its intake (a `memory_limiter`)
+/// refuses: then a request is refused before it is even read.
 pub fn any_full(pipelines: &[PipelineHandle]) -> bool {
     pipelines.iter().any(|pipeline| {
         pipeline.budget().used() >= pipeline.budget().limit()
             || !pipeline.exporters_have_room_for(0)
+            || pipeline.refusal().is_some()
     })
 }
 
+/// Why a gate at a pipeline's intake refuses new data now, if one does.
+fn gate_refusal(pipelines: &[PipelineHandle]) -> Option<String> {
+    pipelines.iter().find_map(|pipeline| {
+        pipeline
+            .refusal()
+            .map(|refusal| format!("pipeline {}: {refusal}", pipeline.name))
+    })
+}
+
+const FULL: &str = "a pipeline, or every exporter of it, is full";
+
 /// Holds `decoded_estimate` bytes in every pipeline, or refuses (counted and
-/// logged) when one is full, or has no exporter with room for the request:
-/// then the request is not decoded at all.
+/// logged) when one is full, has no exporter with room for the request, or
+/// has a gate that refuses: then the request is not decoded at all.
 pub fn admit(
     pipelines: &[PipelineHandle],
     decoded_estimate: usize,
     metrics: &ReceiverMetrics,
 ) -> Option<Admission> {
+    if let Some(refusal) = gate_refusal(pipelines) {
+        refused_before_decoding(metrics, &refusal);
+        return None;
+    }
     let held: Option<Vec<Reservation>> = pipelines
         .iter()
         .map(|pipeline| {
@@ -98,7 +119,7 @@ pub fn admit(
         })
         .collect();
     if held.is_none() {
-        refused_before_decoding(metrics);
+        refused_before_decoding(metrics, FULL);
     }
     held.map(|held| Admission {
         held,
@@ -106,13 +127,14 @@ pub fn admit(
     })
 }
 
-fn refused_before_decoding(metrics: &ReceiverMetrics) {
+fn refused_before_decoding(metrics: &ReceiverMetrics, detail: &str) {
     metrics.refused_request(RefusedReason::Unavailable);
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,
         reason = RefusedReason::Unavailable.as_str(),
-        "refused a request before decoding it: a pipeline, or every exporter of it, is full"
+        detail,
+        "refused a request before decoding it"
     );
 }
 
