@@ -6,6 +6,7 @@ mod deploy;
 mod forwarding;
 mod inspect;
 mod legacy_ingest;
+mod otelcol_telemetry;
 mod real_world_configs;
 mod send;
 mod serve;
