@@ -448,9 +448,9 @@ fn config_with_logs(logs: &str) -> String {
     )
 }
 
-/// Starts `profbridge serve`, sends it a request it refuses (a `warn` line)
-/// and stops it (more lines); returns what it logged to stderr.
-fn run_and_log(label: &str, config: &str) -> (String, Collector) {
+/// Starts `profbridge serve` with its stderr logged, and sends it a request
+/// it refuses (a `warn` line); stopping it logs more.
+fn start_and_refuse(label: &str, config: &str) -> Collector {
     let collector = Collector::start_logged(label, config);
     let (status, _) = exchange(
         collector.address("OTLP HTTP"),
@@ -458,13 +458,12 @@ fn run_and_log(label: &str, config: &str) -> (String, Collector) {
         b"\xff\xff\xff",
     );
     assert_eq!(status, 400);
-    let log = collector.log();
-    (log, collector)
+    collector
 }
 
 #[test]
 fn json_logs_carry_the_initial_fields_on_every_line() {
-    let (_, collector) = run_and_log(
+    let collector = start_and_refuse(
         "otelcol-json-logs",
         &config_with_logs(
             "      level: info\n      encoding: json\n      initial_fields:\n        deployment: eu-1\n        shard: 3\n        canary: true\n",
@@ -492,7 +491,7 @@ fn json_logs_carry_the_initial_fields_on_every_line() {
 fn console_logs_go_to_the_output_path_with_the_initial_fields() {
     let dir = profbridge_testkit::TempDir::new("otelcol-log-file");
     let file = dir.path().join("profbridge.log");
-    let (_, collector) = run_and_log(
+    let collector = start_and_refuse(
         "otelcol-console-logs",
         &config_with_logs(&format!(
             "      encoding: console\n      disable_caller: true\n      initial_fields:\n        deployment: eu 1\n      output_paths: [{}]\n",
@@ -513,4 +512,33 @@ fn console_logs_go_to_the_output_path_with_the_initial_fields() {
             "disable_caller: {line}"
         );
     }
+}
+
+#[test]
+fn sampling_keeps_the_first_lines_of_a_call_site_then_every_nth() {
+    let collector = Collector::start_logged(
+        "otelcol-sampled-logs",
+        &config_with_logs(
+            "      encoding: json\n      sampling:\n        tick: 1h\n        initial: 2\n        thereafter: 10\n",
+        ),
+    );
+    let undecodable = "POST /v1development/profiles HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\nContent-Length: 3\r\nConnection: close\r\n\r\n";
+    let sent = 33;
+    for _ in 0..sent {
+        let (status, _) = exchange(collector.address("OTLP HTTP"), undecodable, b"\xff\xff\xff");
+        assert_eq!(status, 400);
+    }
+    let (status, dir) = collector.terminate();
+    assert!(status.success());
+    let log = std::fs::read_to_string(dir.path().join("stderr.log")).unwrap();
+    let refusals = log
+        .lines()
+        .filter(|line| line.contains("could not be decoded"))
+        .count();
+    // The 1st and 2nd, then the 12th, 22nd and 32nd.
+    assert_eq!(refusals, 5, "{log}");
+    assert!(
+        log.contains("shutting down"),
+        "other call sites count apart: {log}"
+    );
 }
