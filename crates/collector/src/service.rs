@@ -56,18 +56,13 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
 pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, StartError> {
     let registry = Registry::new();
     register_process(&registry);
-    let telemetry_address = &config.service.telemetry.metrics.address;
-    let telemetry_listener = if telemetry_address.is_empty() {
-        None
-    } else {
-        Some(
-            tokio::net::TcpListener::bind(telemetry_address.as_str())
+    let telemetry_listener = match config.service.telemetry.metrics.endpoint() {
+        None => None,
+        Some(address) => Some(
+            tokio::net::TcpListener::bind(address.as_str())
                 .await
-                .map_err(|error| StartError::Telemetry {
-                    address: telemetry_address.clone(),
-                    error,
-                })?,
-        )
+                .map_err(|error| StartError::Telemetry { address, error })?,
+        ),
     };
     let used = |name: &str| {
         config
@@ -274,7 +269,7 @@ async fn serve_telemetry_endpoint(
     let incoming = crate::net::Incoming::new(listener, connection_limits(config), None);
     crate::net::serve_http(
         incoming,
-        telemetry_server::router(registry, readiness),
+        telemetry_server::router(config.serves_metrics().then_some(registry), readiness),
         http_limits(config),
         shutdown,
     )

@@ -109,7 +109,10 @@ fn the_embedded_default_loads_without_warnings() {
             }
         )]
     );
-    assert_eq!(config.service.telemetry.metrics.address, "127.0.0.1:8888");
+    assert_eq!(
+        config.service.telemetry.metrics.endpoint().as_deref(),
+        Some("127.0.0.1:8888")
+    );
     assert_eq!(config.service.telemetry.logs.level, "info");
     assert!(config.warnings().is_empty());
     assert_eq!(config.validate(), Ok(vec![]));
@@ -232,7 +235,7 @@ service:
         .map(|(name, _)| name.as_str())
         .collect();
     assert_eq!(pipelines, ["profiles", "profiles/drop"]);
-    assert_eq!(config.service.telemetry.metrics.address, "");
+    assert_eq!(config.service.telemetry.metrics.endpoint(), None);
     assert!(config.warnings().is_empty());
 }
 
@@ -652,7 +655,7 @@ fn log_levels_and_file_paths_are_checked() {
         problems(&yaml),
         [
             "exporters.file.path: is empty; name the directory to write under",
-            "service.telemetry.logs.level: unknown level \"verbose\"; expected one of error, warn, info, debug, trace",
+            "service.telemetry.logs.level: unknown level \"verbose\"; expected one of debug, info, warn, error, dpanic, panic, fatal, trace",
         ]
     );
 }

@@ -716,7 +716,8 @@ fn the_convention_reader_understands_the_reference() {
 // ---------------------------------------------------------------------------
 // Metrics.
 
-/// `"profbridge_…"` string literals in the collector's sources.
+/// `"profbridge_…"` and `"otelcol_…"` string literals in the collector's
+/// sources.
 fn metric_names_in_sources() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut pending = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
@@ -728,8 +729,10 @@ fn metric_names_in_sources() -> BTreeSet<String> {
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let text = std::fs::read_to_string(&path).unwrap();
                 for literal in text.split('"').skip(1).step_by(2) {
-                    let is_name = literal.len() > "profbridge_".len()
-                        && literal.starts_with("profbridge_")
+                    let prefix = ["profbridge_", "otelcol_"]
+                        .into_iter()
+                        .find(|prefix| literal.starts_with(prefix));
+                    let is_name = prefix.is_some_and(|prefix| literal.len() > prefix.len())
                         && literal
                             .chars()
                             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
@@ -758,7 +761,7 @@ fn metric_names_documented(doc: &str) -> BTreeSet<String> {
         .filter(|line| line.starts_with('|'))
         .filter_map(|line| line.split('|').nth(1))
         .flat_map(backticked)
-        .filter(|name| name.starts_with("profbridge_"))
+        .filter(|name| name.starts_with("profbridge_") || name.starts_with("otelcol_"))
         .map(str::to_owned)
         .collect()
 }

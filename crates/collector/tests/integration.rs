@@ -13,4 +13,5 @@ mod pipeline_processors;
 mod processors;
 mod pyroscope_exporter;
 mod receiver_security;
+mod telemetry_config;
 mod unavailable_types;

@@ -11,7 +11,6 @@ use clap::Args;
 
 use profbridge_collector::config::{load, units::parse_duration, Config};
 use profbridge_collector::service;
-use profbridge_collector::telemetry::config::LogEncoding;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -29,7 +28,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     let allocator = crate::allocator::apply_collector_settings();
     let config = load(args.config.as_deref())
         .map_err(|errors| anyhow!("invalid configuration:\n{errors}"))?;
-    init_logs(&config);
+    crate::logs::init(&config.service.telemetry.logs)?;
     tracing::debug!(
         purge_delay_ms = allocator.purge_delay_ms,
         set_by = ?allocator.source,
@@ -101,18 +100,4 @@ impl Signals {
             _ = self.interrupt.recv() => {}
         }
     }
-}
-
-fn init_logs(config: &Config) {
-    let logs = &config.service.telemetry.logs;
-    let filter = tracing_subscriber::EnvFilter::try_new(&logs.level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    let _ = match logs.encoding {
-        LogEncoding::Json => builder.json().try_init(),
-        LogEncoding::Text => builder.try_init(),
-    };
 }

@@ -7,6 +7,7 @@ mod forwarding;
 mod inspect;
 mod legacy_ingest;
 mod memory_limiter;
+mod otelcol_telemetry;
 mod real_world_configs;
 mod send;
 mod serve;

@@ -78,16 +78,10 @@ const CASES: &[Case] = &[
     Case {
         file: "otelcol_contrib_default.yaml",
         refused: &["receivers.jaeger", "receivers.zipkin"],
-        pending: &[
-            Pending {
-                feature: EXTENSIONS,
-                paths: &["extensions", "service.extensions"],
-            },
-            Pending {
-                feature: "service.telemetry.metrics.level (issue 21)",
-                paths: &["service.telemetry.metrics.level"],
-            },
-        ],
+        pending: &[Pending {
+            feature: EXTENSIONS,
+            paths: &["extensions", "service.extensions"],
+        }],
     },
     Case {
         file: "memory_limiter_first.yaml",
@@ -97,11 +91,7 @@ const CASES: &[Case] = &[
     Case {
         file: "internal_telemetry.yaml",
         refused: &[],
-        pending: &[Pending {
-            feature: "service.telemetry in the Collector's shapes: logs.initial_fields, \
-                      metrics.level, metrics.readers (issue 21)",
-            paths: &["service.telemetry"],
-        }],
+        pending: &[],
     },
     Case {
         file: "persistent_queue_and_auth.yaml",
