@@ -16,11 +16,11 @@ use crate::components::Registry as Components;
 use crate::pipeline::register_queue;
 use crate::pipeline::sending::QueuedExporter;
 pub use crate::pipeline::Hooks;
-use crate::pipeline::{GateContext, Pipeline, PipelineHandle, RequestPool};
+use crate::pipeline::{GateContext, Pipeline, PipelineHandle, PipelineProcessor, RequestPool};
 use crate::settings::telemetry::MetricsConfig;
 use crate::settings::{Config, ProcessorConfig};
 use crate::telemetry::instruments::register_process;
-use crate::telemetry::{server as telemetry_server, Readiness, Registry};
+use crate::telemetry::{server as telemetry_server, ProcessorMetrics, Readiness, Registry};
 
 /// How long receivers get to finish the requests in flight at shutdown.
 const RECEIVER_GRACE: Duration = Duration::from_secs(5);
@@ -106,8 +106,14 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
             .processors
             .iter()
             .filter_map(|id| config.processors.iter().find(|(defined, _)| defined == id))
-            .map(|(id, processor)| build_processor(&id.to_string(), processor))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|(id, processor)| {
+                let id = id.to_string();
+                Ok(PipelineProcessor {
+                    runtime: build_processor(&id, processor)?,
+                    metrics: ProcessorMetrics::new(&registry, &id),
+                })
+            })
+            .collect::<Result<Vec<_>, StartError>>()?;
         let running = Pipeline::start_sharing(
             name,
             processors,

@@ -169,7 +169,7 @@ fn a_misspelt_type_is_still_unknown_and_lists_the_known_ones() {
     let yaml = pipeline("fliter", "processors:\n  fliter:\n");
     assert_eq!(
         problems(&yaml),
-        ["processors.fliter: unknown processor type \"fliter\"; known: batch, resource"]
+        ["processors.fliter: unknown processor type \"fliter\"; known: batch, resource, memory_limiter"]
     );
 }
 

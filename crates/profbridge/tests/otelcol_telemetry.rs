@@ -183,8 +183,9 @@ fn printed(metrics: &str, series: &str) -> Option<f64> {
     })
 }
 
-/// The Prometheus endpoint spelled as a Collector's `readers`; `nop`
-/// exports, `otlp` fails at once (nothing listens on port 9, no retries).
+/// The Prometheus endpoint spelled as a Collector's `readers`; a
+/// `resource` processor; `nop` exports, `otlp` fails at once (nothing
+/// listens on port 9, no retries).
 const CONFIG: &str = "receivers:
   otlp:
     protocols:
@@ -192,6 +193,10 @@ const CONFIG: &str = "receivers:
         endpoint: 127.0.0.1:0
       http:
         endpoint: 127.0.0.1:0
+processors:
+  resource:
+    attributes:
+      - {key: deployment.environment, value: test, action: upsert}
 exporters:
   nop:
   otlp:
@@ -205,6 +210,7 @@ service:
   pipelines:
     profiles:
       receivers: [otlp]
+      processors: [resource]
       exporters: [nop, otlp]
   telemetry:
     metrics:
@@ -399,6 +405,32 @@ fn collector_names_agree_with_profbridge_names_and_with_what_was_sent() {
             &labels(&[("exporter", "nop"), ("data_type", "profiles")])
         ) > 0.0
     );
+
+    // The processor: every valid sample in and out.
+    let resource = labels(&[("processor", "resource"), ("otel_signal", "profiles")]);
+    for (collector_name, ours) in [
+        (
+            "otelcol_processor_incoming_items",
+            "profbridge_processor_incoming_samples",
+        ),
+        (
+            "otelcol_processor_outgoing_items",
+            "profbridge_processor_outgoing_samples",
+        ),
+    ] {
+        collector_family(
+            &families,
+            collector_name,
+            "counter",
+            &["processor", "otel_signal"],
+        );
+        assert_eq!(at(&families, collector_name, &resource), samples);
+        assert_eq!(
+            at(&families, ours, &labels(&[("processor", "resource")])),
+            samples,
+            "{ours}"
+        );
+    }
 
     // The process. Families are rendered by name, otelcol_* first, so the
     // Collector's readings are never the later ones.

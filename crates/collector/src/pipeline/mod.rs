@@ -31,7 +31,7 @@ pub use budget::{register_queue, ByteBudget, Reservation};
 pub use exporter::ChannelExport;
 pub use exporter::{on_blocking_pool, Export, ExportError, ExportFuture, Exporter};
 pub use memory::memory_estimate;
-pub use processing::{Processed, Processor};
+pub use processing::{PipelineProcessor, Processed, Processor};
 pub use profiles::Profiles;
 pub use request_pool::RequestPool;
 
@@ -178,7 +178,8 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    /// A pipeline with a request pool of its own.
+    /// A pipeline with a request pool of its own, its processors counted
+    /// nowhere.
     pub fn start(
         name: &str,
         processors: Vec<Box<dyn Processor>>,
@@ -189,7 +190,10 @@ impl Pipeline {
         let request_pool = Arc::new(RequestPool::default());
         Self::start_sharing(
             name,
-            processors,
+            processors
+                .into_iter()
+                .map(PipelineProcessor::from)
+                .collect(),
             exporters,
             (queue_bytes, queue_requests),
             request_pool,
@@ -201,7 +205,7 @@ impl Pipeline {
     /// them. `queue` is the most bytes and requests it holds.
     pub fn start_sharing(
         name: &str,
-        processors: Vec<Box<dyn Processor>>,
+        processors: Vec<PipelineProcessor>,
         exporters: Vec<Arc<QueuedExporter>>,
         (queue_bytes, queue_requests): (usize, usize),
         request_pool: Arc<RequestPool>,
@@ -211,7 +215,7 @@ impl Pipeline {
         let budget = ByteBudget::new(queue_bytes);
         let gates = processors
             .iter()
-            .filter_map(|processor| processor.gate())
+            .filter_map(|processor| processor.runtime.gate())
             .collect();
         let stages = processors.into_iter().map(Stage::new).collect();
         let shared_exporters: Arc<[Arc<QueuedExporter>]> = exporters.iter().cloned().collect();

@@ -13,6 +13,8 @@ use tokio::time::Instant;
 
 use super::budget::{ByteBudget, Reservation};
 use super::Profiles;
+use crate::telemetry::ProcessorMetrics;
+
 /// What a processor did with a batch.
 pub enum Processed {
     /// Passed it on, changed or not (shared, as the exporters take it).
@@ -48,6 +50,22 @@ pub trait Processor: Send {
     }
 }
 
+/// A processor as its pipeline runs it: the runtime and its counters.
+pub struct PipelineProcessor {
+    pub runtime: Box<dyn Processor>,
+    pub metrics: ProcessorMetrics,
+}
+
+impl From<Box<dyn Processor>> for PipelineProcessor {
+    /// Counted nowhere: for pipelines outside a service.
+    fn from(runtime: Box<dyn Processor>) -> Self {
+        Self {
+            runtime,
+            metrics: ProcessorMetrics::default(),
+        }
+    }
+}
+
 /// A batch on its way through the processors, with what it holds.
 pub(super) struct InFlight {
     pub batch: Arc<Profiles>,
@@ -59,13 +77,15 @@ pub(super) struct InFlight {
 /// One stage of the chain, with the budget a batch processor holds.
 pub(super) struct Stage {
     processor: Box<dyn Processor>,
+    metrics: ProcessorMetrics,
     held: Vec<Arc<Reservation>>,
 }
 
 impl Stage {
-    pub fn new(processor: Box<dyn Processor>) -> Self {
+    pub fn new(processor: PipelineProcessor) -> Self {
         Self {
-            processor,
+            processor: processor.runtime,
+            metrics: processor.metrics,
             held: Vec::new(),
         }
     }
@@ -86,12 +106,16 @@ pub(super) fn run(
     for stage in stages.iter_mut().skip(first) {
         let mut out = Vec::new();
         for item in items {
+            stage.metrics.incoming(item.batch.sample_count());
             match stage.processor.process(owned(item.batch)) {
-                Processed::Passed(batch) => out.push(InFlight {
-                    batch,
-                    hold: item.hold,
-                    confirms: item.confirms,
-                }),
+                Processed::Passed(batch) => {
+                    stage.metrics.outgoing(batch.sample_count());
+                    out.push(InFlight {
+                        batch,
+                        hold: item.hold,
+                        confirms: item.confirms,
+                    });
+                }
                 Processed::Held(ready) => {
                     stage.held.push(item.hold);
                     for confirm in item.confirms {
@@ -121,6 +145,8 @@ pub(super) fn flush(stages: &mut [Stage], index: usize, budget: &Arc<ByteBudget>
 /// processor holds nothing more, what its inputs held is let go.
 fn release(stage: &mut Stage, ready: Vec<Profiles>, budget: &Arc<ByteBudget>) -> Vec<InFlight> {
     let empty = stage.processor.is_empty();
+    let samples = ready.iter().map(Profiles::sample_count).sum();
+    stage.metrics.outgoing(samples);
     let out: Vec<InFlight> = ready
         .into_iter()
         .map(|batch| InFlight {

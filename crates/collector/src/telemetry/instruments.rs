@@ -208,6 +208,55 @@ impl ReceiverMetrics {
     }
 }
 
+/// The counters of one processor: samples in and out (a batch processor
+/// lets go later what it takes in now).
+#[derive(Debug, Clone, Default)]
+pub struct ProcessorMetrics {
+    incoming_samples: Counter,
+    outgoing_samples: Counter,
+}
+
+impl ProcessorMetrics {
+    pub fn new(registry: &Registry, processor: &str) -> Self {
+        let ours = || labels(&[("processor", processor)]);
+        let collectors = || labels(&[("processor", processor), ("otel_signal", "profiles")]);
+        let incoming_samples = registry.counter(
+            "profbridge_processor_incoming_samples_total",
+            "Samples handed to a processor.",
+            ours(),
+        );
+        registry.also_as(
+            "otelcol_processor_incoming_items",
+            "Number of items passed to the processor.",
+            collectors(),
+            &incoming_samples,
+        );
+        let outgoing_samples = registry.counter(
+            "profbridge_processor_outgoing_samples_total",
+            "Samples a processor passed on.",
+            ours(),
+        );
+        registry.also_as(
+            "otelcol_processor_outgoing_items",
+            "Number of items emitted from the processor.",
+            collectors(),
+            &outgoing_samples,
+        );
+        Self {
+            incoming_samples,
+            outgoing_samples,
+        }
+    }
+
+    pub fn incoming(&self, samples: usize) {
+        self.incoming_samples.add_count(samples);
+    }
+
+    pub fn outgoing(&self, samples: usize) {
+        self.outgoing_samples.add_count(samples);
+    }
+}
+
 /// The counters of one exporter.
 #[derive(Debug, Clone, Default)]
 pub struct ExporterMetrics {

@@ -8,6 +8,8 @@ pub mod metrics;
 pub mod process;
 pub mod server;
 
-pub use instruments::{ExporterMetrics, QueueLevel, ReceiverMetrics, RefusedReason};
+pub use instruments::{
+    ExporterMetrics, ProcessorMetrics, QueueLevel, ReceiverMetrics, RefusedReason,
+};
 pub use metrics::{Counter, Registry};
 pub use server::Readiness;
