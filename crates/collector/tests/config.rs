@@ -368,10 +368,10 @@ fn unknown_keys_are_reported_with_their_full_path() {
         problems(&yaml),
         ["receivers.otlp.protocols.websocket: unknown key; expected one of grpc, http"]
     );
-    let yaml = format!("extensions:\n  health_check:\n{}", with_exporters(""));
+    let yaml = format!("connectors:\n  forward:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["extensions: unknown key; expected one of receivers, processors, exporters, service"]
+        ["connectors: unknown key; expected one of receivers, processors, exporters, extensions, service"]
     );
     let yaml = with_exporters("").replace("      exporters: [file]", "      exporter: [file]");
     assert_eq!(
@@ -379,8 +379,8 @@ fn unknown_keys_are_reported_with_their_full_path() {
         ["service.pipelines.profiles.exporter: unknown key; expected one of receivers, processors, exporters, queue"]
     );
     assert_eq!(
-        problems(&with_service("  extensions: [health_check]\n")),
-        ["service.extensions: unknown key; expected one of pipelines, telemetry"]
+        problems(&with_service("  extension: [health_check]\n")),
+        ["service.extension: unknown key; expected one of extensions, pipelines, telemetry"]
     );
     let yaml = format!("{}  nop:\n    verbose: true\n", with_exporters(""));
     assert_eq!(

@@ -1,10 +1,11 @@
 //! What every component is: a factory that parses its options and builds
-//! or starts it, and the error of that. Each receiver, processor and
-//! exporter folder implements one of the factory traits; the registry
+//! or starts it, and the error of that. Each receiver, processor,
+//! exporter and extension folder implements one of the factory traits; the registry
 //! (`crate::components`) lists them; the service builds every component
 //! through it.
 
 mod error;
+pub mod extension;
 pub mod listen;
 
 use std::future::Future;
@@ -21,7 +22,10 @@ use crate::settings::exporter_helper::ExporterHelperConfig;
 use crate::settings::{deserialize_at, ComponentConfig, Options, Problem};
 use crate::telemetry::Registry;
 
-pub use error::StartError;
+pub use error::{CannotListen, StartError};
+pub use extension::{
+    ExtensionContext, ExtensionStartFuture, Extensions, Host, Offers, StartedExtension, Storage,
+};
 
 /// An address the collector listens on, for the start-up message.
 #[derive(Debug, Clone)]
@@ -38,6 +42,8 @@ pub struct ReceiverContext<'a> {
     pub pipelines: Arc<[PipelineHandle]>,
     /// The collector's own metrics.
     pub metrics: &'a Arc<Registry>,
+    /// The extensions that run, like authenticators.
+    pub extensions: &'a Extensions,
     /// Turns true when the collector stops.
     pub stopped: watch::Receiver<bool>,
 }
@@ -107,6 +113,65 @@ pub trait ExporterFactory: Sync + 'static {
     /// What [`Self::build`] would refuse, checked without side effects.
     fn check(&self, id: &str, options: &Self::Options) -> Option<StartError> {
         self.build(id, options).err()
+    }
+}
+
+/// One extension type.
+pub trait ExtensionFactory: Sync + 'static {
+    const KIND: &'static str;
+    type Options: Options + DeserializeOwned;
+
+    /// Starts it: binds what it listens on, spawns what it runs.
+    fn start<'a>(
+        &'a self,
+        options: &'a Self::Options,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a>;
+
+    /// What [`Self::start`] would refuse, checked without binding or
+    /// creating anything.
+    fn check(&self, _id: &str, _options: &Self::Options) -> Vec<StartError> {
+        Vec::new()
+    }
+}
+
+/// Any [`ExtensionFactory`], as the registry holds it.
+pub trait AnyExtensionFactory: Sync {
+    fn kind(&self) -> &'static str;
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    fn start<'a>(
+        &'a self,
+        config: &'a ComponentConfig,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a>;
+    fn check(&self, id: &str, config: &ComponentConfig) -> Vec<StartError>;
+}
+
+impl<F: ExtensionFactory> AnyExtensionFactory for F {
+    fn kind(&self) -> &'static str {
+        F::KIND
+    }
+
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
+        parse_as::<F::Options>(F::KIND, value, path)
+    }
+
+    fn start<'a>(
+        &'a self,
+        config: &'a ComponentConfig,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a> {
+        match options_of::<F::Options>(context.id, F::KIND, config) {
+            Ok(options) => ExtensionFactory::start(self, options, context),
+            Err(error) => Box::pin(async move { Err(error) }),
+        }
+    }
+
+    fn check(&self, id: &str, config: &ComponentConfig) -> Vec<StartError> {
+        match options_of::<F::Options>(id, F::KIND, config) {
+            Ok(options) => ExtensionFactory::check(self, id, options),
+            Err(error) => vec![error],
+        }
     }
 }
 
@@ -206,7 +271,10 @@ impl<F: ExporterFactory> AnyExporterFactory for F {
     }
 
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
-        F::parse_options(value, path).map(|options| ComponentConfig::new(F::KIND, options))
+        F::parse_options(value, path).map(|options| {
+            let helper_refs = ExporterFactory::settings(self, &options).extension_refs();
+            ComponentConfig::new(F::KIND, options).with_refs(helper_refs)
+        })
     }
 
     fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError> {

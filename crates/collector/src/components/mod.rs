@@ -5,7 +5,9 @@
 
 use ::config::Value;
 
-use crate::component::{AnyExporterFactory, AnyProcessorFactory, AnyReceiverFactory};
+use crate::component::{
+    AnyExporterFactory, AnyExtensionFactory, AnyProcessorFactory, AnyReceiverFactory,
+};
 use crate::settings::{Catalog, ComponentConfig, Problem, Section};
 
 /// Receiver types, in the order messages list them.
@@ -33,6 +35,10 @@ const EXPORTERS: &[&dyn AnyExporterFactory] = &[
     &crate::exporters::pyroscope::PyroscopeExporterFactory,
 ];
 
+/// Extension types, in the order messages list them.
+const EXTENSIONS: &[&dyn AnyExtensionFactory] =
+    &[&crate::extensions::health_check::HealthCheckExtensionFactory];
+
 /// Every component type the collector has.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Registry;
@@ -58,6 +64,13 @@ impl Registry {
             .copied()
             .find(|factory| factory.kind() == kind)
     }
+
+    pub fn extension(&self, kind: &str) -> Option<&'static dyn AnyExtensionFactory> {
+        EXTENSIONS
+            .iter()
+            .copied()
+            .find(|factory| factory.kind() == kind)
+    }
 }
 
 impl Catalog for Registry {
@@ -66,6 +79,7 @@ impl Catalog for Registry {
             Section::Receivers => RECEIVERS.iter().map(|factory| factory.kind()).collect(),
             Section::Processors => PROCESSORS.iter().map(|factory| factory.kind()).collect(),
             Section::Exporters => EXPORTERS.iter().map(|factory| factory.kind()).collect(),
+            Section::Extensions => EXTENSIONS.iter().map(|factory| factory.kind()).collect(),
         }
     }
 
@@ -80,6 +94,7 @@ impl Catalog for Registry {
             Section::Receivers => self.receiver(kind)?.parse(value, path),
             Section::Processors => self.processor(kind)?.parse(value, path),
             Section::Exporters => self.exporter(kind)?.parse(value, path),
+            Section::Extensions => self.extension(kind)?.parse(value, path),
         })
     }
 }

@@ -10,4 +10,4 @@ pub mod server;
 
 pub use instruments::{ExporterMetrics, QueueLevel, ReceiverMetrics, RefusedReason};
 pub use metrics::{Counter, Registry};
-pub use server::Readiness;
+pub use server::{Phase, Readiness};

@@ -8,7 +8,8 @@ mod reload;
 mod server;
 
 pub use auth::AuthError;
-pub(crate) use auth::{protect_router, refused as refused_unauthenticated, BearerAuth};
+pub use auth::BearerAuth;
+pub(crate) use auth::{protect_router, refused as refused_unauthenticated};
 pub(crate) use server::ReloadingAcceptor;
 pub use server::{Alpn, TlsError};
 

@@ -1,0 +1,3 @@
+//! Extensions: what runs beside the pipelines, one folder each.
+
+pub mod health_check;

@@ -1,0 +1,169 @@
+//! The `extensions:` section and `service.extensions`: ids, unknown
+//! types, what is listed but not defined, defined but not listed, the
+//! extensions components name, and each extension's option problems.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::collections::BTreeMap;
+
+use profbridge_collector::config::{parse_yaml, ComponentId, Config};
+use profbridge_collector::extensions::health_check::HealthCheckConfig;
+
+/// A valid configuration with `extensions` under `extensions:` and
+/// `listed` as `service.extensions`; `exporter` is the file exporter's
+/// extra options.
+fn with_extensions(extensions: &str, listed: &str, exporter: &str) -> String {
+    format!(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n\
+         exporters:\n  file:\n{exporter}\
+         extensions:\n{extensions}\
+         service:\n  extensions: [{listed}]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n"
+    )
+}
+
+fn load(yaml: &str) -> Result<Config, Vec<String>> {
+    parse_yaml(yaml, &BTreeMap::new())
+        .map_err(|errors| errors.problems.iter().map(ToString::to_string).collect())
+}
+
+fn problems(yaml: &str) -> Vec<String> {
+    match load(yaml) {
+        Ok(config) => panic!("loaded, but should not have: {config:?}"),
+        Err(problems) => problems,
+    }
+}
+
+#[test]
+fn extensions_load_with_the_collectors_defaults_in_listed_order() {
+    let config = load(&with_extensions(
+        "  health_check:\n  health_check/deep:\n    endpoint: 0.0.0.0:13134\n    path: /health/status\n",
+        "health_check/deep, health_check",
+        "",
+    ))
+    .unwrap();
+    assert_eq!(
+        config.service.extensions,
+        [
+            ComponentId::named("health_check", "deep"),
+            ComponentId::new("health_check")
+        ]
+    );
+    let options = |index: usize| {
+        config.extensions[index]
+            .1
+            .options::<HealthCheckConfig>()
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(options(0).endpoint, "localhost:13133");
+    assert_eq!(options(0).path, "/");
+    assert_eq!(options(1).endpoint, "0.0.0.0:13134");
+    assert_eq!(options(1).path, "/health/status");
+}
+
+#[test]
+fn an_unknown_extension_type_lists_the_known_ones() {
+    let found = problems(&with_extensions("  healthcheck:\n", "healthcheck", ""));
+    assert!(
+        found.iter().any(|p| p.starts_with(
+            "extensions.healthcheck: unknown extension type \"healthcheck\"; known: health_check"
+        )),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn service_extensions_must_name_defined_extensions_once() {
+    let found = problems(&with_extensions(
+        "  health_check:\n",
+        "health_check, health_check/missing, health_check",
+        "",
+    ));
+    assert_eq!(
+        found,
+        [
+            "service.extensions: \"health_check/missing\" is not defined under extensions",
+            "service.extensions: \"health_check\" is listed twice",
+        ]
+    );
+    let found = problems(
+        &with_extensions("", "health_check", "").replace("extensions:\nservice", "service"),
+    );
+    assert_eq!(
+        found,
+        ["service.extensions: \"health_check\" is not defined under extensions"]
+    );
+}
+
+#[test]
+fn a_defined_but_unlisted_extension_is_a_warning_only() {
+    let yaml = with_extensions(
+        "  health_check:\n  health_check/spare:\n",
+        "health_check",
+        "",
+    );
+    let config = load(&yaml).unwrap();
+    let warnings: Vec<String> = config.warnings().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        warnings,
+        ["extensions.health_check/spare: defined but not listed in service.extensions, so it does not run"]
+    );
+}
+
+#[test]
+fn bad_ids_and_options_name_their_key_paths() {
+    let found = problems(&with_extensions(
+        "  Health:\n  health_check:\n    path: status\n    check_collector_pipeline:\n      enabled: true\n    tls: {}\n",
+        "health_check",
+        "",
+    ));
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("extensions.Health: \"Health\" is not a component id")),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("extensions.health_check.tls: unknown key")),
+        "{found:?}"
+    );
+    let found = problems(&with_extensions(
+        "  health_check:\n    path: status\n    check_collector_pipeline:\n      enabled: true\n",
+        "health_check",
+        "",
+    ));
+    assert_eq!(
+        found,
+        [
+            "extensions.health_check.path: must start with /",
+            "extensions.health_check.check_collector_pipeline.enabled: is not available in profbridge (the Collector deprecated it); alert on profbridge_exporter_send_failed_profiles_total from /metrics instead",
+        ]
+    );
+}
+
+#[test]
+fn a_running_extension_shares_no_port_with_a_receiver() {
+    let found = problems(
+        &with_extensions(
+            "  health_check:\n    endpoint: 127.0.0.1:4317\n  health_check/spare:\n    endpoint: 127.0.0.1:4317\n",
+            "health_check",
+            "",
+        )
+        .replace("      grpc:\n", "      grpc:\n        endpoint: 127.0.0.1:4317\n"),
+    );
+    assert_eq!(
+        found.len(),
+        1,
+        "the unlisted one does not listen: {found:?}"
+    );
+    assert!(
+        found[0].starts_with("extensions.health_check.endpoint:"),
+        "{found:?}"
+    );
+}
