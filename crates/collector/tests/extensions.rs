@@ -167,3 +167,130 @@ fn a_running_extension_shares_no_port_with_a_receiver() {
         "{found:?}"
     );
 }
+
+/// The file exporter's queue options: `sending_queue: {storage: …}`.
+fn queue_in(storage: &str) -> String {
+    format!("    sending_queue:\n      storage: {storage}\n")
+}
+
+#[test]
+fn a_queue_in_file_storage_needs_it_defined_listed_and_a_storage() {
+    let storage = "  file_storage/q:\n    directory: /tmp\n";
+    let config = load(&with_extensions(
+        storage,
+        "file_storage/q",
+        &queue_in("file_storage/q"),
+    ))
+    .unwrap();
+    let helper = config.exporters[0].1.extension_refs();
+    assert_eq!(helper.len(), 1);
+    assert_eq!(helper[0].key, "sending_queue.storage");
+    assert_eq!(helper[0].id, ComponentId::named("file_storage", "q"));
+
+    assert_eq!(
+        problems(&with_extensions(storage, "file_storage/q", &queue_in("file_storage/other"))),
+        ["exporters.file.sending_queue.storage: \"file_storage/other\" is not defined under extensions"]
+    );
+    assert_eq!(
+        problems(&with_extensions(
+            &format!("{storage}  health_check:\n"),
+            "health_check",
+            &queue_in("file_storage/q")
+        )),
+        ["exporters.file.sending_queue.storage: \"file_storage/q\" is not listed in service.extensions, so it does not run; add it there"]
+    );
+    assert_eq!(
+        problems(&with_extensions(
+            "  health_check/storage:\n",
+            "health_check/storage",
+            &queue_in("file_storage")
+        )),
+        ["exporters.file.sending_queue.storage: \"file_storage\" is not defined under extensions"]
+    );
+}
+
+#[test]
+fn a_storage_reference_must_be_a_storage_extension() {
+    // Only ids whose type ends in "storage" name an extension; a health
+    // check cannot be named there, but an id-like directory can.
+    let config = load(&with_extensions(
+        "  health_check:\n",
+        "health_check",
+        &queue_in("health_check"),
+    ))
+    .unwrap();
+    assert!(config.exporters[0].1.extension_refs().is_empty());
+    let found = problems(&with_extensions(
+        "  health_check:\n",
+        "health_check",
+        &queue_in("db_storage"),
+    ));
+    assert_eq!(
+        found,
+        ["exporters.file.sending_queue.storage: \"db_storage\" is not defined under extensions"]
+    );
+}
+
+#[test]
+fn storage_dir_keeps_meaning_a_directory() {
+    for directory in ["/var/lib/profbridge-queue", "./file_storage", "queue"] {
+        let config = load(&with_extensions(
+            "  health_check:\n",
+            "health_check",
+            &queue_in(directory),
+        ))
+        .unwrap();
+        assert!(
+            config.exporters[0].1.extension_refs().is_empty(),
+            "{directory} is a directory"
+        );
+    }
+}
+
+#[test]
+fn file_storage_options_default_as_the_collector_and_are_checked() {
+    use profbridge_collector::extensions::file_storage::FileStorageConfig;
+    let config = load(&with_extensions(
+        "  file_storage:\n    create_directory: true\n",
+        "file_storage",
+        "",
+    ))
+    .unwrap();
+    let options = config.extensions[0]
+        .1
+        .options::<FileStorageConfig>()
+        .unwrap();
+    assert_eq!(options.directory, "/var/lib/otelcol/file_storage");
+    assert_eq!(options.timeout.0, std::time::Duration::from_secs(1));
+    assert_eq!(options.directory_permissions, "0750");
+    assert!(!options.fsync);
+
+    let missing = std::env::temp_dir().join("profbridge-no-such-dir-for-file-storage");
+    let found = problems(&with_extensions(
+        &format!(
+            "  file_storage:\n    directory: {}\n    directory_permissions: \"0999\"\n    compaction:\n      on_rebound: true\n      check_interval: 10s\n",
+            missing.display()
+        ),
+        "file_storage",
+        "",
+    ));
+    assert_eq!(
+        found,
+        [
+            format!(
+                "extensions.file_storage.directory: {} does not exist; create it, or set create_directory: true",
+                missing.display()
+            ),
+            "extensions.file_storage.directory_permissions: \"0999\" is not octal permission bits, like \"0750\"".to_owned(),
+        ]
+    );
+    let found = problems(&with_extensions(
+        "  file_storage:\n    directory: /tmp\n    compaction:\n      on_startt: true\n",
+        "file_storage",
+        "",
+    ));
+    assert!(
+        found[0].starts_with("extensions.file_storage.compaction.on_startt: unknown key"),
+        "{found:?}"
+    );
+}
