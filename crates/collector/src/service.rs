@@ -95,7 +95,7 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
         let factory = Components
             .exporter(exporter_config.kind())
             .ok_or_else(|| unknown(&name, exporter_config.kind()))?;
-        let built = factory.build(&name, exporter_config)?;
+        let built = factory.build(&name, exporter_config, &extensions)?;
         writing.extend(built.writing);
         let settings = resolve_storage(id, factory.settings(exporter_config), &extensions)?;
         let queued = QueuedExporter::start(Arc::new(built.exporter), &settings, &registry)

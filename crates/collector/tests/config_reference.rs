@@ -52,6 +52,7 @@ use profbridge_collector::exporters::helper::ExporterHelperConfig;
 use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
 use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
+use profbridge_collector::extensions::bearertokenauth::BearerTokenAuthConfig;
 use profbridge_collector::extensions::file_storage::FileStorageConfig;
 use profbridge_collector::extensions::health_check::HealthCheckConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
@@ -456,6 +457,7 @@ fn extension_paths(kind: &str) -> BTreeSet<String> {
     match kind {
         "health_check" => walk::<HealthCheckConfig>(&root),
         "file_storage" => walk::<FileStorageConfig>(&root),
+        "bearertokenauth" => walk::<BearerTokenAuthConfig>(&root),
         _ => panic!("extension type {kind:?} is new: add its config struct to extension_paths"),
     }
 }

@@ -294,3 +294,63 @@ fn file_storage_options_default_as_the_collector_and_are_checked() {
         "{found:?}"
     );
 }
+
+#[test]
+fn an_authenticator_must_be_an_authenticator_extension() {
+    let yaml = with_extensions("  health_check:\n", "health_check", "").replace(
+        "      grpc:\n",
+        "      grpc:\n        auth:\n          authenticator: health_check\n",
+    );
+    assert_eq!(
+        problems(&yaml),
+        ["receivers.otlp.protocols.grpc.auth.authenticator: \"health_check\" is not an authenticator extension (like bearertokenauth)"]
+    );
+    let yaml = with_extensions(
+        "  bearertokenauth/out:\n    token: t\n",
+        "bearertokenauth/out",
+        "",
+    )
+    .replace(
+        "exporters:\n  file:\n",
+        "exporters:\n  file:\n  otlp:\n    endpoint: backend:4317\n    auth:\n      authenticator: bearertokenauth/in\n",
+    );
+    assert_eq!(
+        problems(&yaml),
+        ["exporters.otlp.auth.authenticator: \"bearertokenauth/in\" is not defined under extensions"]
+    );
+}
+
+#[test]
+fn bearertokenauth_needs_one_source_of_tokens() {
+    let found = problems(&with_extensions(
+        "  bearertokenauth:\n",
+        "bearertokenauth",
+        "",
+    ));
+    assert_eq!(
+        found,
+        ["extensions.bearertokenauth.token: no bearer token: set token, tokens or filename"]
+    );
+    let found = problems(&with_extensions(
+        "  bearertokenauth:\n    token: a\n    tokens: [b]\n    header: \"bad header\"\n",
+        "bearertokenauth",
+        "",
+    ));
+    assert_eq!(
+        found,
+        [
+            "extensions.bearertokenauth.tokens: set token or tokens, not both",
+            "extensions.bearertokenauth.header: \"bad header\" is not a valid header name",
+        ]
+    );
+    let found = problems(&with_extensions(
+        "  bearertokenauth:\n    filename: /nonexistent/token\n",
+        "bearertokenauth",
+        "",
+    ));
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].starts_with("extensions.bearertokenauth.filename: cannot read /nonexistent/token"),
+        "{found:?}"
+    );
+}

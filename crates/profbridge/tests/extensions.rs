@@ -1,7 +1,9 @@
 //! Extensions, end to end in the test process: `service.extensions`
-//! starts what it lists and nothing else, and `health_check` answers as
-//! the Collector's does (status code, JSON body, path matching), 503 once
-//! shutdown begins while the exporters still drain.
+//! starts what it lists and nothing else; `health_check` answers as the
+//! Collector's does (status code, JSON body, path matching), 503 once
+//! shutdown begins while the exporters still drain; `bearertokenauth` on
+//! exporters sends the token a receiver's `bearertokenauth` checks, and
+//! follows its token file.
 
 #![allow(
     clippy::unwrap_used,
@@ -15,7 +17,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use profbridge_testkit::ebpf_like_request;
+use profbridge_testkit::{ebpf_like_request, TempDir};
 use prost::Message;
 
 use crate::support::in_process::InProcess;
@@ -277,4 +279,162 @@ fn health_check_answers_503_once_shutdown_begins() {
         TcpStream::connect(health).is_err(),
         "the health check stops with the collector"
     );
+}
+
+// ---- bearertokenauth on exporters ----
+
+/// POSTs one OTLP request to `http` (a collector's OTLP HTTP receiver);
+/// returns the status.
+fn post_request(http: SocketAddr, seed: u64) -> u16 {
+    post_with(http, seed, "")
+}
+
+/// [`post_request`] with `extra` header lines (each ending in CRLF).
+fn post_with(http: SocketAddr, seed: u64, extra: &str) -> u16 {
+    let request = ebpf_like_request(10, seed).encode_to_vec();
+    let mut stream = TcpStream::connect(http).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let head = format!(
+        "POST /v1development/profiles HTTP/1.1\r\nHost: {http}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n",
+        request.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(&request).unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    answer.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// The OTLP protobuf files under `dir`, at any depth.
+fn files_in(dir: &std::path::Path) -> usize {
+    let mut count = 0;
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            count += files_in(&path);
+        } else if path.to_string_lossy().ends_with(".otlp.pb") {
+            count += 1;
+        }
+    }
+    count
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(started.elapsed() < PATIENCE, "waited too long for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `profbridge_receiver_refused_requests_total{reason="unauthenticated"}`
+/// summed over the transports.
+fn unauthenticated(telemetry: SocketAddr) -> f64 {
+    get(telemetry, "/metrics")
+        .body
+        .lines()
+        .filter(|line| {
+            line.starts_with("profbridge_receiver_refused_requests_total{")
+                && line.contains("reason=\"unauthenticated\"")
+        })
+        .map(|line| line.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
+/// B: OTLP gRPC and HTTP receivers that let in only the token in
+/// `token_file` (through `bearertokenauth/in`), writing each request to a
+/// file under `{data}`.
+fn guarded_sink(token_file: &str) -> InProcess {
+    let auth = "        auth:\n          authenticator: bearertokenauth/in\n";
+    InProcess::start(
+        "ext-bearer-sink",
+        &format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n{auth}      http:\n        endpoint: 127.0.0.1:0\n{auth}\
+             exporters:\n  file:\n    path: {{data}}\n    format: otlp\n\
+             extensions:\n  bearertokenauth/in:\n    filename: {token_file}\n\
+             service:\n  extensions: [bearertokenauth/in]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [file]\n\
+             \x20 telemetry:\n    metrics:\n      address: 127.0.0.1:0\n"
+        ),
+    )
+}
+
+/// A: an OTLP HTTP receiver, and `otlp` and `otlphttp` exporters to `sink`
+/// with `auth` lines (under each exporter) and `extensions` (under
+/// `extensions:`, listed as `listed`).
+fn forwarder(sink: &InProcess, auth: &str, extensions: &str, listed: &str) -> InProcess {
+    let grpc = sink.grpc.unwrap();
+    let http = sink.http.unwrap();
+    let exporters = format!(
+        "  otlp:\n    endpoint: http://{grpc}\n    sending_queue:\n      enabled: false\n    retry_on_failure:\n      enabled: false\n{auth}\
+         \x20 otlphttp:\n    endpoint: http://{http}\n    sending_queue:\n      enabled: false\n    retry_on_failure:\n      enabled: false\n{auth}"
+    );
+    InProcess::start(
+        "ext-bearer-forwarder",
+        &format!(
+            "receivers:\n  otlp:\n    protocols:\n      http:\n        endpoint: 127.0.0.1:0\n\
+             exporters:\n{exporters}\
+             extensions:\n{extensions}\
+             service:\n  extensions: [{listed}]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [otlp, otlphttp]\n\
+             \x20 telemetry:\n    metrics:\n      address: 127.0.0.1:0\n"
+        ),
+    )
+}
+
+#[test]
+fn exporters_send_the_bearertokenauth_token_and_follow_its_file() {
+    let dir = TempDir::new("ext-bearer-tokens");
+    let sink_token = dir.path().join("sink-token");
+    let client_token = dir.path().join("client-token");
+    std::fs::write(&sink_token, "s3cret\n").unwrap();
+    std::fs::write(&client_token, "s3cret\n").unwrap();
+    let sink = guarded_sink(sink_token.to_str().unwrap());
+    let sink_telemetry = sink.telemetry.unwrap();
+
+    // Without credentials, both exporters are refused.
+    let bare = forwarder(&sink, "", "", "");
+    assert_ne!(post_request(bare.http.unwrap(), 1), 200, "an export failed");
+    assert_eq!(unauthenticated(sink_telemetry), 2.0);
+    assert_eq!(files_in(&sink.data), 0);
+    drop(bare);
+
+    let auth = "    auth:\n      authenticator: bearertokenauth/out\n";
+    let extension = format!(
+        "  bearertokenauth/out:\n    filename: {}\n",
+        client_token.display()
+    );
+    let client = forwarder(&sink, auth, &extension, "bearertokenauth/out");
+    assert_eq!(post_request(client.http.unwrap(), 2), 200);
+    wait_until("both exports to be written", || files_in(&sink.data) == 2);
+    assert_eq!(unauthenticated(sink_telemetry), 2.0);
+
+    // Both token files change. Once the sink refuses the old token, what
+    // it writes came with the new one, which the client read from its
+    // file.
+    std::fs::write(&sink_token, "rotated\n").unwrap();
+    std::fs::write(&client_token, "rotated\n").unwrap();
+    let sink_http = sink.http.unwrap();
+    wait_until("the sink to refuse the old token", || {
+        post_with(sink_http, 3, "Authorization: Bearer s3cret\r\n") == 401
+    });
+    let before = files_in(&sink.data);
+    let refused = unauthenticated(sink_telemetry);
+    post_request(client.http.unwrap(), 4);
+    wait_until("the exports with the rotated token", || {
+        files_in(&sink.data) == before + 2 || unauthenticated(sink_telemetry) > refused + 1.0
+    });
+    if files_in(&sink.data) != before + 2 {
+        // The client had not read its file yet: it does within a second.
+        std::thread::sleep(Duration::from_millis(1500));
+        post_request(client.http.unwrap(), 5);
+        wait_until("the exports with the rotated token", || {
+            files_in(&sink.data) == before + 2
+        });
+    }
+    let (drained, _) = client.stop();
+    assert!(drained);
+    let (drained, _) = sink.stop();
+    assert!(drained);
 }

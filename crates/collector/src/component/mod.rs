@@ -107,6 +107,17 @@ pub trait ExporterFactory: Sync + 'static {
 
     fn build(&self, id: &str, options: &Self::Options) -> Result<BuiltExporter, StartError>;
 
+    /// [`Self::build`] with the running extensions, for an exporter that
+    /// names one (an authenticator).
+    fn build_with(
+        &self,
+        id: &str,
+        options: &Self::Options,
+        _extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError> {
+        self.build(id, options)
+    }
+
     /// Its sending queue, retries, timeout and dead letters.
     fn settings(&self, options: &Self::Options) -> ExporterHelperConfig;
 
@@ -175,6 +186,27 @@ impl<F: ExtensionFactory> AnyExtensionFactory for F {
     }
 }
 
+/// The authenticator extension an exporter's `auth` names, running.
+pub fn client_auth(
+    id: &str,
+    auth: Option<&crate::tls::config::ClientAuthConfig>,
+    extensions: &Extensions,
+) -> Result<Option<crate::tls::BearerAuth>, StartError> {
+    let Some(auth) = auth else {
+        return Ok(None);
+    };
+    extensions
+        .authenticator(&auth.authenticator)
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| StartError::exporter(id, NotRunning(auth.authenticator.to_string())))
+}
+
+/// An exporter's `auth.authenticator` names no running authenticator.
+#[derive(Debug, thiserror::Error)]
+#[error("auth.authenticator: {0} is not a running authenticator extension")]
+struct NotRunning(String);
+
 /// Any [`ReceiverFactory`], as the registry holds it.
 pub trait AnyReceiverFactory: Sync {
     fn kind(&self) -> &'static str;
@@ -198,7 +230,12 @@ pub trait AnyProcessorFactory: Sync {
 pub trait AnyExporterFactory: Sync {
     fn kind(&self) -> &'static str;
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
-    fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError>;
+    fn build(
+        &self,
+        id: &str,
+        config: &ComponentConfig,
+        extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError>;
     fn settings(&self, config: &ComponentConfig) -> ExporterHelperConfig;
     fn check(&self, id: &str, config: &ComponentConfig) -> Option<StartError>;
 }
@@ -277,8 +314,14 @@ impl<F: ExporterFactory> AnyExporterFactory for F {
         })
     }
 
-    fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError> {
-        ExporterFactory::build(self, id, options_of::<F::Options>(id, F::KIND, config)?)
+    fn build(
+        &self,
+        id: &str,
+        config: &ComponentConfig,
+        extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError> {
+        let options = options_of::<F::Options>(id, F::KIND, config)?;
+        ExporterFactory::build_with(self, id, options, extensions)
     }
 
     fn settings(&self, config: &ComponentConfig) -> ExporterHelperConfig {

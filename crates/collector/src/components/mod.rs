@@ -39,6 +39,7 @@ const EXPORTERS: &[&dyn AnyExporterFactory] = &[
 const EXTENSIONS: &[&dyn AnyExtensionFactory] = &[
     &crate::extensions::health_check::HealthCheckExtensionFactory,
     &crate::extensions::file_storage::FileStorageExtensionFactory,
+    &crate::extensions::bearertokenauth::BearerTokenAuthExtensionFactory,
 ];
 
 /// Every component type the collector has.
