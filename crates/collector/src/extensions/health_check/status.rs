@@ -100,7 +100,57 @@ fn fraction(value: u128, unit: u128) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
+
+    async fn body_of(response: Response) -> (StatusCode, String) {
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        (status, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn starting_ready_and_shutting_down_answer_as_the_collector() {
+        let readiness = Readiness::default();
+        let not_available =
+            r#"{"status":"Server not available","upSince":"0001-01-01T00:00:00Z","uptime":""}"#;
+        let now = SystemTime::now();
+        assert_eq!(
+            body_of(answer(&readiness, None, now)).await,
+            (StatusCode::SERVICE_UNAVAILABLE, not_available.to_owned())
+        );
+        readiness.set_ready();
+        let since = readiness.ready_since().unwrap();
+        let (status, body) = body_of(answer(
+            &readiness,
+            None,
+            since + Duration::from_millis(1500),
+        ))
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            body,
+            format!(
+                r#"{{"status":"Server available","upSince":"{}","uptime":"1.5s"}}"#,
+                rfc3339(since)
+            )
+        );
+        readiness.set_shutting_down();
+        assert_eq!(
+            body_of(answer(&readiness, None, now)).await,
+            (StatusCode::SERVICE_UNAVAILABLE, not_available.to_owned())
+        );
+        let custom = ResponseBody {
+            healthy: "up".to_owned(),
+            unhealthy: "down".to_owned(),
+        };
+        assert_eq!(
+            body_of(answer(&readiness, Some(&custom), now)).await,
+            (StatusCode::SERVICE_UNAVAILABLE, "down".to_owned())
+        );
+    }
 
     #[test]
     fn durations_read_as_go_writes_them() {
