@@ -15,7 +15,8 @@ use crate::component::{ExtensionContext, Extensions, Host, ReceiverContext};
 use crate::components::Registry as Components;
 use crate::pipeline::register_queue;
 use crate::pipeline::sending::{ExporterHelperConfig, QueueStorage, QueuedExporter};
-use crate::pipeline::{Pipeline, PipelineHandle, RequestPool};
+pub use crate::pipeline::Hooks;
+use crate::pipeline::{GateContext, Pipeline, PipelineHandle, RequestPool};
 use crate::settings::telemetry::MetricsConfig;
 use crate::settings::{ComponentId, Config, ProcessorConfig};
 use crate::telemetry::instruments::register_process;
@@ -55,20 +56,21 @@ struct Telemetry {
 }
 
 pub async fn start(config: &Config) -> Result<Running, StartError> {
+    start_with(config, &Hooks::default()).await
+}
+
+/// [`start`], with what the program running the collector lends its
+/// components (a `memory_limiter` releases memory through `hooks`).
+pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, StartError> {
     let registry = Registry::new();
     register_process(&registry);
-    let telemetry_address = &config.service.telemetry.metrics.address;
-    let telemetry_listener = if telemetry_address.is_empty() {
-        None
-    } else {
-        Some(
-            tokio::net::TcpListener::bind(telemetry_address.as_str())
+    let telemetry_listener = match config.service.telemetry.metrics.endpoint() {
+        None => None,
+        Some(address) => Some(
+            tokio::net::TcpListener::bind(address.as_str())
                 .await
-                .map_err(|error| StartError::Telemetry {
-                    address: telemetry_address.clone(),
-                    error,
-                })?,
-        )
+                .map_err(|error| StartError::Telemetry { address, error })?,
+        ),
     };
     let readiness = Readiness::new();
     let host = Arc::new(Host {
@@ -130,6 +132,13 @@ pub async fn start(config: &Config) -> Result<Running, StartError> {
             Arc::clone(&request_pool),
         );
         register_queue(&registry, name, Arc::clone(running.handle().budget()));
+        for gate in running.handle().gates() {
+            Arc::clone(gate).start(GateContext {
+                pipeline: name,
+                hooks,
+                metrics: &registry,
+            });
+        }
         for receiver in &pipeline.receivers {
             handles_by_receiver
                 .entry(receiver.to_string())
@@ -342,7 +351,7 @@ async fn serve_telemetry_endpoint(
     let incoming = crate::net::Incoming::new(listener, connection_limits(config), None);
     crate::net::serve_http(
         incoming,
-        telemetry_server::router(registry, readiness),
+        telemetry_server::router(config.serves_metrics().then_some(registry), readiness),
         http_limits(config),
         shutdown,
     )

@@ -109,7 +109,10 @@ fn the_embedded_default_loads_without_warnings() {
             }
         )]
     );
-    assert_eq!(config.service.telemetry.metrics.address, "127.0.0.1:8888");
+    assert_eq!(
+        config.service.telemetry.metrics.endpoint().as_deref(),
+        Some("127.0.0.1:8888")
+    );
     assert_eq!(config.service.telemetry.logs.level, "info");
     assert!(config.warnings().is_empty());
     assert_eq!(config.validate(), Ok(vec![]));
@@ -232,7 +235,7 @@ service:
         .map(|(name, _)| name.as_str())
         .collect();
     assert_eq!(pipelines, ["profiles", "profiles/drop"]);
-    assert_eq!(config.service.telemetry.metrics.address, "");
+    assert_eq!(config.service.telemetry.metrics.endpoint(), None);
     assert!(config.warnings().is_empty());
 }
 
@@ -368,10 +371,10 @@ fn unknown_keys_are_reported_with_their_full_path() {
         problems(&yaml),
         ["receivers.otlp.protocols.websocket: unknown key; expected one of grpc, http"]
     );
-    let yaml = format!("connectors:\n  forward:\n{}", with_exporters(""));
+    let yaml = format!("extension:\n  health_check:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["connectors: unknown key; expected one of receivers, processors, exporters, extensions, service"]
+        ["extension: unknown key; expected one of receivers, processors, exporters, extensions, service"]
     );
     let yaml = with_exporters("").replace("      exporters: [file]", "      exporter: [file]");
     assert_eq!(
@@ -445,15 +448,15 @@ fn unknown_component_types_list_the_known_ones() {
         problems(&yaml),
         ["receivers.otlpp: unknown receiver type \"otlpp\"; known: otlp, pprof, pyroscope, file, nop"]
     );
-    let yaml = format!("processors:\n  filter:\n{}", with_exporters(""));
+    let yaml = format!("processors:\n  filtre:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["processors.filter: unknown processor type \"filter\"; known: batch, resource"]
+        ["processors.filtre: unknown processor type \"filtre\"; known: batch, resource, memory_limiter"]
     );
-    let yaml = with_exporters("  kafka/out:\n    brokers: [a]");
+    let yaml = with_exporters("  kafkaa/out:\n    brokers: [a]");
     assert_eq!(
         problems(&yaml),
-        ["exporters.kafka/out: unknown exporter type \"kafka\"; known: file, debug, nop, otlp, otlphttp, pyroscope"]
+        ["exporters.kafkaa/out: unknown exporter type \"kafkaa\"; known: file, debug, nop, otlp, otlphttp, pyroscope"]
     );
     let yaml = with_exporters("  File:\n");
     assert_eq!(
@@ -652,7 +655,7 @@ fn log_levels_and_file_paths_are_checked() {
         problems(&yaml),
         [
             "exporters.file.path: is empty; name the directory to write under",
-            "service.telemetry.logs.level: unknown level \"verbose\"; expected one of error, warn, info, debug, trace",
+            "service.telemetry.logs.level: unknown level \"verbose\"; expected one of debug, info, warn, error, dpanic, panic, fatal, trace",
         ]
     );
 }

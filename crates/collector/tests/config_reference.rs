@@ -56,6 +56,7 @@ use profbridge_collector::extensions::bearertokenauth::BearerTokenAuthConfig;
 use profbridge_collector::extensions::file_storage::FileStorageConfig;
 use profbridge_collector::extensions::health_check::HealthCheckConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
+use profbridge_collector::processors::memory_limiter::MemoryLimiterConfig;
 use profbridge_collector::processors::{BatchProcessorConfig, ResourceProcessorConfig};
 use profbridge_collector::receivers::file::config::FileReceiverConfig;
 use profbridge_collector::receivers::nop::NopReceiverConfig;
@@ -448,6 +449,7 @@ fn processor_paths(kind: &str) -> BTreeSet<String> {
     match kind {
         "batch" => walk::<BatchProcessorConfig>(&root),
         "resource" => walk::<ResourceProcessorConfig>(&root),
+        "memory_limiter" => walk::<MemoryLimiterConfig>(&root),
         _ => panic!("processor type {kind:?} is new: add its config struct to processor_paths"),
     }
 }
@@ -738,7 +740,8 @@ fn the_convention_reader_understands_the_reference() {
 // ---------------------------------------------------------------------------
 // Metrics.
 
-/// `"profbridge_…"` string literals in the collector's sources.
+/// `"profbridge_…"` and `"otelcol_…"` string literals in the collector's
+/// sources.
 fn metric_names_in_sources() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut pending = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
@@ -750,8 +753,10 @@ fn metric_names_in_sources() -> BTreeSet<String> {
             } else if path.extension().is_some_and(|e| e == "rs") {
                 let text = std::fs::read_to_string(&path).unwrap();
                 for literal in text.split('"').skip(1).step_by(2) {
-                    let is_name = literal.len() > "profbridge_".len()
-                        && literal.starts_with("profbridge_")
+                    let prefix = ["profbridge_", "otelcol_"]
+                        .into_iter()
+                        .find(|prefix| literal.starts_with(prefix));
+                    let is_name = prefix.is_some_and(|prefix| literal.len() > prefix.len())
                         && literal
                             .chars()
                             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
@@ -780,7 +785,7 @@ fn metric_names_documented(doc: &str) -> BTreeSet<String> {
         .filter(|line| line.starts_with('|'))
         .filter_map(|line| line.split('|').nth(1))
         .flat_map(backticked)
-        .filter(|name| name.starts_with("profbridge_"))
+        .filter(|name| name.starts_with("profbridge_") || name.starts_with("otelcol_"))
         .map(str::to_owned)
         .collect()
 }
@@ -833,6 +838,9 @@ processors:
   resource:
     attributes:
       - {{key: deployment.environment, value: test, action: upsert}}
+  memory_limiter:
+    check_interval: 1s
+    limit_mib: 1000000
 exporters:
   file:
     path: {root}/out
@@ -848,7 +856,7 @@ service:
   pipelines:
     profiles:
       receivers: [otlp, pprof, pyroscope, file, nop]
-      processors: [resource, batch]
+      processors: [memory_limiter, resource, batch]
       exporters: [file, debug, nop, otlp, otlphttp, pyroscope]
   telemetry:
     metrics:

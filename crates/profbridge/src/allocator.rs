@@ -61,6 +61,14 @@ fn set_purge_delay(milliseconds: c_long) {
     }
 }
 
+/// Frees and purges what mimalloc keeps for the process, giving the pages
+/// back to the system; a `memory_limiter` calls it above its hard limit.
+#[allow(unsafe_code)]
+pub fn release_memory() {
+    // SAFETY: as in set_purge_delay: mi_collect has no preconditions.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
 #[allow(unsafe_code)]
 fn purge_delay() -> c_long {
     // SAFETY: mi_option_get reads mimalloc's option table (initialising it

@@ -5,6 +5,7 @@ mod cli;
 mod convert;
 mod input;
 mod inspect;
+mod logs;
 mod send;
 mod serve;
 mod validate;

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
@@ -10,7 +11,6 @@ use clap::Args;
 
 use profbridge_collector::config::{load, units::parse_duration, Config};
 use profbridge_collector::service;
-use profbridge_collector::telemetry::config::LogEncoding;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -28,7 +28,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     let allocator = crate::allocator::apply_collector_settings();
     let config = load(args.config.as_deref())
         .map_err(|errors| anyhow!("invalid configuration:\n{errors}"))?;
-    init_logs(&config);
+    crate::logs::init(&config.service.telemetry.logs)?;
     tracing::debug!(
         purge_delay_ms = allocator.purge_delay_ms,
         set_by = ?allocator.source,
@@ -42,7 +42,13 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
 }
 
 async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> {
-    let running = service::start(config).await?;
+    // Listening for the signals before saying "ready": a SIGTERM right
+    // after it must shut down cleanly, not end the process.
+    let mut signals = Signals::listen()?;
+    let hooks = service::Hooks {
+        release_memory: Some(Arc::new(crate::allocator::release_memory)),
+    };
+    let running = service::start_with(config, &hooks).await?;
     let mut stdout = std::io::stdout().lock();
     for endpoint in &running.listening {
         writeln!(
@@ -61,7 +67,7 @@ async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> 
     stdout.flush()?;
     drop(stdout);
 
-    wait_for_signal().await?;
+    signals.wait().await;
     tracing::info!("shutting down: refusing new requests, exporting what was accepted");
     let drained = running.shutdown(shutdown_timeout).await;
     if drained {
@@ -73,25 +79,25 @@ async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> 
     }
 }
 
-async fn wait_for_signal() -> Result<()> {
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("listening for SIGTERM")?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result.context("listening for SIGINT"),
-        _ = terminate.recv() => Ok(()),
-    }
+/// SIGTERM and SIGINT, listened for from the start.
+struct Signals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
 }
 
-fn init_logs(config: &Config) {
-    let logs = &config.service.telemetry.logs;
-    let filter = tracing_subscriber::EnvFilter::try_new(&logs.level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    let _ = match logs.encoding {
-        LogEncoding::Json => builder.json().try_init(),
-        LogEncoding::Text => builder.try_init(),
-    };
+impl Signals {
+    fn listen() -> Result<Self> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Self {
+            terminate: signal(SignalKind::terminate()).context("listening for SIGTERM")?,
+            interrupt: signal(SignalKind::interrupt()).context("listening for SIGINT")?,
+        })
+    }
+
+    async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
 }

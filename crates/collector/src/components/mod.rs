@@ -23,6 +23,7 @@ const RECEIVERS: &[&dyn AnyReceiverFactory] = &[
 const PROCESSORS: &[&dyn AnyProcessorFactory] = &[
     &crate::processors::batch::BatchProcessorFactory,
     &crate::processors::resource::ResourceProcessorFactory,
+    &crate::processors::memory_limiter::MemoryLimiterFactory,
 ];
 
 /// Exporter types, in the order messages list them.
@@ -61,7 +62,13 @@ impl Registry {
             .find(|factory| factory.kind() == kind)
     }
 
+    /// The exporter of type `kind`, or of which `kind` is the Collector's
+    /// other name ([`EXPORTER_ALIASES`]).
     pub fn exporter(&self, kind: &str) -> Option<&'static dyn AnyExporterFactory> {
+        let kind = EXPORTER_ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == kind)
+            .map_or(kind, |(_, kind)| *kind);
         EXPORTERS
             .iter()
             .copied()
@@ -75,6 +82,11 @@ impl Registry {
             .find(|factory| factory.kind() == kind)
     }
 }
+
+/// The OpenTelemetry Collector's newer names (since v0.144) for exporters
+/// profbridge has under their older names, as (alias, type). A component
+/// keeps the id it is written with.
+const EXPORTER_ALIASES: &[(&str, &str)] = &[("otlp_grpc", "otlp"), ("otlp_http", "otlphttp")];
 
 impl Catalog for Registry {
     fn types(&self, section: Section) -> Vec<&'static str> {

@@ -5,10 +5,13 @@
 //! [`QueuedExporter`], so a slow exporter only fills its own queue (unless
 //! it is configured to block). A batch keeps its share of the pipeline's
 //! budget until every exporter that holds it in memory is done with it.
+//! A processor may also close the intake for a while through a [`Gate`]
+//! (the `memory_limiter`); a handle refuses while any gate does.
 
 mod profiles;
 /// `service.pipelines.NAME.queue`, parsed with the rest of the configuration.
 pub use crate::settings::queue as config;
+mod admission;
 mod budget;
 mod exporter;
 mod memory;
@@ -22,6 +25,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+pub use admission::{Gate, GateContext, Hooks};
 pub use budget::{register_queue, ByteBudget, Reservation};
 #[doc(hidden)]
 pub use exporter::ChannelExport;
@@ -44,6 +48,8 @@ pub enum Refused {
     Full,
     /// The pipeline is shutting down.
     Closed,
+    /// A gate at its intake (a `memory_limiter`) refuses new data for now.
+    Limited,
 }
 
 struct Queued {
@@ -79,6 +85,7 @@ pub struct PipelineHandle {
     sender: mpsc::Sender<Queued>,
     budget: Arc<ByteBudget>,
     exporters: Arc<[Arc<QueuedExporter>]>,
+    gates: Arc<[Arc<dyn Gate>]>,
 }
 
 impl PipelineHandle {
@@ -105,6 +112,9 @@ impl PipelineHandle {
         batch: Arc<Profiles>,
         confirm: Option<oneshot::Sender<bool>>,
     ) -> Result<(), Refused> {
+        if self.refusal().is_some() {
+            return Err(Refused::Limited);
+        }
         let reservation = self
             .budget
             .try_reserve(batch.memory_size)
@@ -122,6 +132,17 @@ impl PipelineHandle {
 
     pub fn budget(&self) -> &Arc<ByteBudget> {
         &self.budget
+    }
+
+    /// Why a gate at the pipeline's intake refuses new data now, if one
+    /// does.
+    pub fn refusal(&self) -> Option<String> {
+        self.gates.iter().find_map(|gate| gate.refusal())
+    }
+
+    /// The gates at the pipeline's intake, which the service starts.
+    pub fn gates(&self) -> &[Arc<dyn Gate>] {
+        &self.gates
     }
 
     /// Whether some exporter of the pipeline would take a decoded request
@@ -188,6 +209,10 @@ impl Pipeline {
         let (sender, receiver) = mpsc::channel(queue_requests.max(1));
         let name: Arc<str> = Arc::from(name);
         let budget = ByteBudget::new(queue_bytes);
+        let gates = processors
+            .iter()
+            .filter_map(|processor| processor.gate())
+            .collect();
         let stages = processors.into_iter().map(Stage::new).collect();
         let shared_exporters: Arc<[Arc<QueuedExporter>]> = exporters.iter().cloned().collect();
         let worker = tokio::spawn(drain(receiver, stages, exporters, Arc::clone(&budget)));
@@ -198,6 +223,7 @@ impl Pipeline {
                 sender,
                 budget,
                 exporters: shared_exporters,
+                gates,
             },
             worker,
         }

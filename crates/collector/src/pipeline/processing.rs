@@ -40,6 +40,12 @@ pub trait Processor: Send {
     fn is_empty(&self) -> bool {
         true
     }
+
+    /// What it refuses at the pipeline's intake, for a processor that
+    /// refuses data before it is queued (`memory_limiter`).
+    fn gate(&self) -> Option<Arc<dyn super::Gate>> {
+        None
+    }
 }
 
 /// A batch on its way through the processors, with what it holds.

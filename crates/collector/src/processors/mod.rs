@@ -5,8 +5,11 @@
 //! - `resource` inserts, updates, upserts or deletes resource attributes.
 //! - `batch` merges small requests into bigger ones and splits requests
 //!   that pass a sample or byte limit.
+//! - `memory_limiter` refuses new data at the pipeline's intake while the
+//!   process's memory is above its soft limit.
 
 pub mod batch;
+pub mod memory_limiter;
 pub mod resource;
 
 use crate::settings::Problem;

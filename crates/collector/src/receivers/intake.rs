@@ -45,7 +45,7 @@ impl Admission {
             return true;
         }
         if !self.held.iter_mut().all(|held| held.try_grow(more)) {
-            refused_before_decoding(metrics);
+            refused_before_decoding(metrics, FULL);
             return false;
         }
         self.bytes = decoded_estimate;
@@ -60,34 +60,55 @@ impl Admission {
         decoded_estimate: usize,
         metrics: &ReceiverMetrics,
     ) -> bool {
+        if let Some(refusal) = gate_refusal(pipelines) {
+            refused_before_decoding(metrics, &refusal);
+            return false;
+        }
         if !pipelines
             .iter()
             .all(|pipeline| pipeline.exporters_have_room_for(decoded_estimate))
         {
-            refused_before_decoding(metrics);
+            refused_before_decoding(metrics, FULL);
             return false;
         }
         self.cover(decoded_estimate, metrics)
     }
 }
 
-/// Whether a pipeline holds all it may already, or its exporters all drop
-/// what they are offered: then a request is refused before it is even read.
+/// Whether a pipeline holds all it may already, its exporters all drop
+/// what they are offered, or a gate at its intake (a `memory_limiter`)
+/// refuses: then a request is refused before it is even read.
 pub fn any_full(pipelines: &[PipelineHandle]) -> bool {
     pipelines.iter().any(|pipeline| {
         pipeline.budget().used() >= pipeline.budget().limit()
             || !pipeline.exporters_have_room_for(0)
+            || pipeline.refusal().is_some()
     })
 }
 
+/// Why a gate at a pipeline's intake refuses new data now, if one does.
+fn gate_refusal(pipelines: &[PipelineHandle]) -> Option<String> {
+    pipelines.iter().find_map(|pipeline| {
+        pipeline
+            .refusal()
+            .map(|refusal| format!("pipeline {}: {refusal}", pipeline.name))
+    })
+}
+
+const FULL: &str = "a pipeline, or every exporter of it, is full";
+
 /// Holds `decoded_estimate` bytes in every pipeline, or refuses (counted and
-/// logged) when one is full, or has no exporter with room for the request:
-/// then the request is not decoded at all.
+/// logged) when one is full, has no exporter with room for the request, or
+/// has a gate that refuses: then the request is not decoded at all.
 pub fn admit(
     pipelines: &[PipelineHandle],
     decoded_estimate: usize,
     metrics: &ReceiverMetrics,
 ) -> Option<Admission> {
+    if let Some(refusal) = gate_refusal(pipelines) {
+        refused_before_decoding(metrics, &refusal);
+        return None;
+    }
     let held: Option<Vec<Reservation>> = pipelines
         .iter()
         .map(|pipeline| {
@@ -98,7 +119,7 @@ pub fn admit(
         })
         .collect();
     if held.is_none() {
-        refused_before_decoding(metrics);
+        refused_before_decoding(metrics, FULL);
     }
     held.map(|held| Admission {
         held,
@@ -106,13 +127,14 @@ pub fn admit(
     })
 }
 
-fn refused_before_decoding(metrics: &ReceiverMetrics) {
+fn refused_before_decoding(metrics: &ReceiverMetrics, detail: &str) {
     metrics.refused_request(RefusedReason::Unavailable);
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,
         reason = RefusedReason::Unavailable.as_str(),
-        "refused a request before decoding it: a pipeline, or every exporter of it, is full"
+        detail,
+        "refused a request before decoding it"
     );
 }
 
@@ -131,17 +153,14 @@ pub fn intake(
         Ok(validated) => validated,
         Err(error) => {
             let reason = error.to_string();
-            refuse(
-                metrics,
-                RefusedReason::Invalid,
-                profile_count(&request),
-                &reason,
-            );
+            let all = Counts::all_of(&request);
+            refuse(metrics, RefusedReason::Invalid, all, &reason);
             metrics.refused_request(RefusedReason::Invalid);
             return Decision::done(Outcome::Invalid(reason));
         }
     };
     let rejected = validated.invalid.len();
+    let rejected_counts = Counts::of(&request, validated.invalid.iter().map(|(at, _)| *at));
     let reason = validated
         .invalid
         .iter()
@@ -149,7 +168,7 @@ pub fn intake(
         .collect::<Vec<_>>()
         .join("; ");
     if rejected > 0 && rejected == validated.total_profiles {
-        refuse(metrics, RefusedReason::Invalid, rejected, &reason);
+        refuse(metrics, RefusedReason::Invalid, rejected_counts, &reason);
         metrics.refused_request(RefusedReason::Invalid);
         return Decision::done(Outcome::Invalid(reason));
     }
@@ -170,21 +189,24 @@ pub fn intake(
         match pipeline.try_submit_confirmed(Arc::clone(&batch)) {
             Ok(confirmation) => confirmations.push(confirmation),
             Err(refused) => {
-                metrics.refused(RefusedReason::Invalid, rejected);
-                let reason = format!("pipeline {}: {refused:?}", pipeline.name);
-                refuse(
-                    metrics,
-                    RefusedReason::Unavailable,
-                    batch.profile_count(),
-                    &reason,
+                metrics.refused(
+                    RefusedReason::Invalid,
+                    rejected_counts.profiles,
+                    rejected_counts.samples,
                 );
+                let reason = format!("pipeline {}: {refused:?}", pipeline.name);
+                let counts = Counts {
+                    profiles: batch.profile_count(),
+                    samples: batch.sample_count(),
+                };
+                refuse(metrics, RefusedReason::Unavailable, counts, &reason);
                 metrics.refused_request(RefusedReason::Unavailable);
                 return Decision::done(Outcome::Unavailable);
             }
         }
     }
     if rejected > 0 {
-        refuse(metrics, RefusedReason::Invalid, rejected, &reason);
+        refuse(metrics, RefusedReason::Invalid, rejected_counts, &reason);
     }
     Decision {
         outcome: Outcome::Accepted { rejected, reason },
@@ -240,21 +262,60 @@ pub async fn settle(decision: Decision, metrics: &ReceiverMetrics) -> Outcome {
     refuse(
         metrics,
         RefusedReason::Unavailable,
-        profiles,
+        Counts { profiles, samples },
         "an exporter's sending queue is full",
     );
     metrics.refused_request(RefusedReason::Unavailable);
     Outcome::Unavailable
 }
 
-/// Counts `profiles` refused for `reason` and logs the request once.
+/// Profiles and the samples they hold.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Counts {
+    pub profiles: usize,
+    pub samples: usize,
+}
+
+impl Counts {
+    fn all_of(request: &ExportProfilesServiceRequest) -> Self {
+        Self {
+            profiles: profile_count(request),
+            samples: request
+                .resource_profiles
+                .iter()
+                .flat_map(|r| &r.scope_profiles)
+                .flat_map(|s| &s.profiles)
+                .map(|p| p.samples.len())
+                .sum(),
+        }
+    }
+
+    /// The profiles of `request` at `refs`.
+    fn of(request: &ExportProfilesServiceRequest, refs: impl Iterator<Item = ProfileRef>) -> Self {
+        refs.fold(Self::default(), |counts, at| {
+            let samples = request
+                .resource_profiles
+                .get(at.resource)
+                .and_then(|r| r.scope_profiles.get(at.scope))
+                .and_then(|s| s.profiles.get(at.profile))
+                .map_or(0, |p| p.samples.len());
+            Self {
+                profiles: counts.profiles + 1,
+                samples: counts.samples + samples,
+            }
+        })
+    }
+}
+
+/// Counts profiles refused for `reason` and logs the request once.
 pub(super) fn refuse(
     metrics: &ReceiverMetrics,
     reason: RefusedReason,
-    profiles: usize,
+    counts: Counts,
     detail: &str,
 ) {
-    metrics.refused(reason, profiles);
+    let profiles = counts.profiles;
+    metrics.refused(reason, profiles, counts.samples);
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,

@@ -14,6 +14,7 @@
 pub mod exporter_helper;
 pub mod queue;
 pub mod telemetry;
+pub mod unavailable;
 pub mod units;
 
 mod aliases;

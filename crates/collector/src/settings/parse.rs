@@ -9,6 +9,7 @@ use super::de::{describe, deserialize_at};
 use super::model::{Config, PipelineConfig, Section, ServiceConfig};
 use super::options::Catalog;
 use super::problems::{join, Problem};
+use super::unavailable;
 
 /// Every component id defined in the file, including those whose options
 /// are broken, so that pipelines naming them are not reported twice.
@@ -18,6 +19,9 @@ pub(crate) struct Defined {
     pub processors: Vec<ComponentId>,
     pub exporters: Vec<ComponentId>,
     pub extensions: Vec<ComponentId>,
+    /// Connectors, all refused: pipelines naming them as receivers or
+    /// exporters are not reported again.
+    pub connectors: Vec<ComponentId>,
     /// How many pipelines the file writes, broken or not.
     pub pipelines: usize,
 }
@@ -29,6 +33,7 @@ impl Defined {
             processors: config.processors.iter().map(|(id, _)| id.clone()).collect(),
             exporters: config.exporters.iter().map(|(id, _)| id.clone()).collect(),
             extensions: config.extensions.iter().map(|(id, _)| id.clone()).collect(),
+            connectors: Vec::new(),
             pipelines: config.service.pipelines.len(),
         }
     }
@@ -80,8 +85,16 @@ pub(crate) fn parse_root(
                     match catalog.parse(section, &id.kind, value, &path) {
                         Some(Ok(options)) => config.section_mut(section).push((id, options)),
                         Some(Err(problem)) => problems.push(problem),
-                        None => problems.push(unknown_type(&path, section, &id.kind, catalog)),
+                        None => problems.push(
+                            unavailable::refusal(&path, section.into(), &id.kind)
+                                .unwrap_or_else(|| unknown_type(&path, section, &id.kind, catalog)),
+                        ),
                     }
+                }
+            }
+            "connectors" => {
+                for (id, path, _) in components(&key, value, &mut defined.connectors, problems) {
+                    problems.push(unavailable::connector_refusal(&path, &id.kind));
                 }
             }
             "service" => config.service = parse_service(value, &mut defined.pipelines, problems),

@@ -6,8 +6,6 @@ use super::model::{Config, Section};
 use super::parse::Defined;
 use super::problems::{join, Problem};
 
-const LOG_LEVELS: [&str; 5] = ["error", "warn", "info", "debug", "trace"];
-
 /// Every problem across the configuration.
 pub(crate) fn check(config: &Config, defined: &Defined, problems: &mut Vec<Problem>) {
     check_pipelines(config, defined, problems);
@@ -141,7 +139,7 @@ fn check_pipelines(config: &Config, defined: &Defined, problems: &mut Vec<Proble
                         list_path.as_str(),
                         format!("\"{id}\" is listed twice"),
                     ));
-                } else if !defined.ids(section).contains(id) {
+                } else if !defined.ids(section).contains(id) && !defined.connectors.contains(id) {
                     problems.push(Problem::new(
                         list_path.as_str(),
                         format!("\"{id}\" is not defined under {}", section.key()),
@@ -174,11 +172,10 @@ fn listeners(config: &Config) -> Vec<Listener> {
             });
         }
     }
-    let metrics = &config.service.telemetry.metrics.address;
-    if !metrics.is_empty() {
+    if let Some((key, address)) = config.service.telemetry.metrics.endpoint_at() {
         listeners.push(Listener {
-            path: "service.telemetry.metrics.address".to_owned(),
-            address: metrics.clone(),
+            path: format!("service.telemetry.metrics.{key}"),
+            address,
         });
     }
     listeners
@@ -217,26 +214,5 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
             }
         }
     }
-    let metrics = &config.service.telemetry.metrics;
-    if !metrics.address.is_empty() {
-        for problem in metrics.problems() {
-            problems.push(Problem::new(
-                format!("service.telemetry.metrics.{}", problem.path),
-                problem.message,
-            ));
-        }
-    }
-    let level = &config.service.telemetry.logs.level;
-    if !LOG_LEVELS
-        .iter()
-        .any(|known| known.eq_ignore_ascii_case(level))
-    {
-        problems.push(Problem::new(
-            "service.telemetry.logs.level",
-            format!(
-                "unknown level {level:?}; expected one of {}",
-                LOG_LEVELS.join(", ")
-            ),
-        ));
-    }
+    problems.extend(config.service.telemetry.problems());
 }

@@ -34,7 +34,7 @@ pub(super) fn render(families: &BTreeMap<String, Family>) -> String {
             }
             let number = match value {
                 Value::Counter(counter) => counter.get().to_string(),
-                Value::Gauge(read) => format_float(read()),
+                Value::Read(read) => format_float(read()),
             };
             let _ = writeln!(out, " {number}");
         }

@@ -1,5 +1,7 @@
-//! The collector's own metrics, named after the OpenTelemetry Collector's
-//! `otelcol_*` metrics under the prefix `profbridge_`.
+//! The collector's own metrics: `profbridge_*` names, and beside them the
+//! OpenTelemetry Collector's `otelcol_*` names for the profiles signal,
+//! with the Collector's labels and units (it counts profile samples), so
+//! that a Collector's dashboards and alerts work unchanged.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -35,6 +37,7 @@ pub struct ReceiverMetrics {
     pub transport: &'static str,
     accepted_profiles: Counter,
     accepted_samples: Counter,
+    refused_samples: Counter,
     refused_invalid: Counter,
     refused_unavailable: Counter,
     refused_requests_invalid: Counter,
@@ -120,6 +123,17 @@ impl ReceiverMetrics {
                 by_reason(reason),
             )
         };
+        let accepted_samples = registry.counter(
+            "profbridge_receiver_accepted_samples_total",
+            "Samples in the profiles a receiver pushed into the pipelines.",
+            both(),
+        );
+        registry.also_as(
+            "otelcol_receiver_accepted_profile_samples",
+            "Profile samples a receiver pushed into the pipeline.",
+            both(),
+            &accepted_samples,
+        );
         Self {
             receiver: Arc::from(receiver),
             transport,
@@ -128,9 +142,10 @@ impl ReceiverMetrics {
                 "Profiles a receiver pushed into the pipelines.",
                 both(),
             ),
-            accepted_samples: registry.counter(
-                "profbridge_receiver_accepted_samples_total",
-                "Samples in the profiles a receiver pushed into the pipelines.",
+            accepted_samples,
+            refused_samples: registry.counter(
+                "otelcol_receiver_refused_profile_samples",
+                "Profile samples a receiver could not push into the pipeline.",
                 both(),
             ),
             refused_invalid: refused(RefusedReason::Invalid),
@@ -181,7 +196,9 @@ impl ReceiverMetrics {
         self.accepted_samples.add_count(samples);
     }
 
-    pub fn refused(&self, reason: RefusedReason, profiles: usize) {
+    /// Counts `profiles` holding `samples` refused for `reason`.
+    pub fn refused(&self, reason: RefusedReason, profiles: usize, samples: usize) {
+        self.refused_samples.add_count(samples);
         match reason {
             RefusedReason::Invalid => self.refused_invalid.add_count(profiles),
             RefusedReason::Unavailable => self.refused_unavailable.add_count(profiles),
@@ -197,6 +214,9 @@ pub struct ExporterMetrics {
     sent_profiles: Counter,
     send_failed_profiles: Counter,
     enqueue_failed_profiles: Counter,
+    sent_samples: Counter,
+    send_failed_samples: Counter,
+    enqueue_failed_samples: Counter,
     dead_letter_write_failures: Counter,
     queue_storage_failures: Counter,
 }
@@ -230,19 +250,38 @@ impl ExporterMetrics {
                 "Requests the persistent sending queue could not write to disk (a full disk, say); each was refused with a retryable code.",
                 label(),
             ),
+            sent_samples: registry.counter(
+                "otelcol_exporter_sent_profile_samples",
+                "Profile samples an exporter sent successfully.",
+                label(),
+            ),
+            send_failed_samples: registry.counter(
+                "otelcol_exporter_send_failed_profile_samples",
+                "Profile samples an exporter failed to send.",
+                label(),
+            ),
+            enqueue_failed_samples: registry.counter(
+                "otelcol_exporter_enqueue_failed_profile_samples",
+                "Profile samples an exporter's sending queue could not take.",
+                label(),
+            ),
         }
     }
 
-    pub fn exported(&self, profiles: usize, succeeded: bool) {
+    /// Counts `profiles` holding `samples` written or sent, or given up on.
+    pub fn exported(&self, profiles: usize, samples: usize, succeeded: bool) {
         if succeeded {
             self.sent_profiles.add_count(profiles);
+            self.sent_samples.add_count(samples);
         } else {
             self.send_failed_profiles.add_count(profiles);
+            self.send_failed_samples.add_count(samples);
         }
     }
 
-    pub fn enqueue_failed(&self, profiles: usize) {
+    pub fn enqueue_failed(&self, profiles: usize, samples: usize) {
         self.enqueue_failed_profiles.add_count(profiles);
+        self.enqueue_failed_samples.add_count(samples);
     }
 
     pub fn dead_letter_write_failed(&self) {
@@ -295,22 +334,67 @@ pub fn register_exporter_queue(registry: &Registry, exporter: &str, level: Arc<d
         let level = Arc::clone(&level);
         registry.gauge_fn(name, help, label(), move || read(level.as_ref()));
     }
+    let collector_labels = || labels(&[("exporter", exporter), ("data_type", "profiles")]);
+    let collector_gauges: [QueueGauge; 2] = [
+        (
+            "otelcol_exporter_queue_size",
+            "Requests in an exporter's sending queue.",
+            |level| level.requests() as f64,
+        ),
+        (
+            "otelcol_exporter_queue_capacity",
+            "Requests an exporter's sending queue may hold.",
+            |level| level.capacity_requests() as f64,
+        ),
+    ];
+    for (name, help, read) in collector_gauges {
+        let level = Arc::clone(&level);
+        registry.gauge_fn(name, help, collector_labels(), move || read(level.as_ref()));
+    }
 }
 
-/// Resident memory and uptime, counted from now.
+/// Resident memory, CPU time and uptime (counted from now), under both
+/// names.
 pub fn register_process(registry: &Registry) {
     let started = Instant::now();
+    let uptime = move || started.elapsed().as_secs_f64();
+    let rss = || process::resident_bytes() as f64;
+    let cpu = process::cpu_seconds;
     registry.gauge_fn(
         "profbridge_process_memory_rss_bytes",
         "Resident memory of the collector process (0 where unknown).",
         Vec::new(),
-        || process::resident_bytes() as f64,
+        rss,
+    );
+    registry.gauge_fn(
+        "otelcol_process_memory_rss",
+        "Resident memory of the process, in bytes.",
+        Vec::new(),
+        rss,
     );
     registry.gauge_fn(
         "profbridge_process_uptime_seconds",
         "Seconds since the collector started.",
         Vec::new(),
-        move || started.elapsed().as_secs_f64(),
+        uptime,
+    );
+    registry.counter_fn(
+        "otelcol_process_uptime",
+        "Seconds since the process started.",
+        Vec::new(),
+        uptime,
+    );
+    registry.counter_fn(
+        "profbridge_process_cpu_seconds_total",
+        "CPU time, user and system, the collector process used (0 where unknown).",
+        Vec::new(),
+        cpu,
+    );
+    registry.counter_fn(
+        "otelcol_process_cpu_seconds",
+        "CPU time, user and system, of the process in seconds.",
+        Vec::new(),
+        cpu,
     );
 }
 

@@ -1,6 +1,6 @@
 //! A small metrics registry: counters are shared atomics handed out once
-//! per label set, so hot paths add without locking; gauges are closures
-//! evaluated when the registry is scraped.
+//! per label set, so hot paths add without locking; gauges (and counters
+//! kept elsewhere) are closures evaluated when the registry is scraped.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -42,7 +42,8 @@ pub type GaugeFn = Box<dyn Fn() -> f64 + Send + Sync>;
 
 pub(super) enum Value {
     Counter(Counter),
-    Gauge(GaugeFn),
+    /// Read at scrape time: a gauge, or a counter kept elsewhere.
+    Read(GaugeFn),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,8 +88,36 @@ impl Registry {
             .or_insert_with(|| Value::Counter(Counter::default()))
         {
             Value::Counter(counter) => counter.clone(),
-            Value::Gauge(_) => Counter::default(),
+            Value::Read(_) => Counter::default(),
         }
+    }
+
+    /// Serves `counter` (from [`Self::counter`]) under a second name too,
+    /// such as the Collector's, so that both always agree.
+    pub fn also_as(&self, name: &str, help: &str, labels: Labels, counter: &Counter) {
+        let mut families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let family = families.entry(name.to_owned()).or_insert_with(|| Family {
+            help: help.to_owned(),
+            kind: Kind::Counter,
+            series: BTreeMap::new(),
+        });
+        if family.kind == Kind::Counter {
+            family
+                .series
+                .insert(labels, Value::Counter(counter.clone()));
+        }
+    }
+
+    /// A counter whose total is kept elsewhere (CPU seconds, uptime) and
+    /// read by calling `read` at scrape time.
+    pub fn counter_fn(
+        &self,
+        name: &str,
+        help: &str,
+        labels: Labels,
+        read: impl Fn() -> f64 + Send + Sync + 'static,
+    ) {
+        self.read_fn(Kind::Counter, name, help, labels, Box::new(read));
     }
 
     /// The gauge `name{labels}`, read by calling `read` at scrape time;
@@ -101,14 +130,22 @@ impl Registry {
         labels: Labels,
         read: impl Fn() -> f64 + Send + Sync + 'static,
     ) {
+        self.read_fn(Kind::Gauge, name, help, labels, Box::new(read));
+    }
+
+    fn read_fn(&self, kind: Kind, name: &str, help: &str, labels: Labels, read: GaugeFn) {
         let mut families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
         let family = families.entry(name.to_owned()).or_insert_with(|| Family {
             help: help.to_owned(),
-            kind: Kind::Gauge,
+            kind,
             series: BTreeMap::new(),
         });
-        if family.kind == Kind::Gauge {
-            family.series.insert(labels, Value::Gauge(Box::new(read)));
+        let replaceable = match family.series.get(&labels) {
+            None | Some(Value::Read(_)) => true,
+            Some(Value::Counter(_)) => false,
+        };
+        if family.kind == kind && replaceable {
+            family.series.insert(labels, Value::Read(read));
         }
     }
 

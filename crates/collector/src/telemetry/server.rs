@@ -78,13 +78,20 @@ impl Readiness {
 
 #[derive(Clone)]
 struct Telemetry {
-    registry: Arc<Registry>,
+    registry: Option<Arc<Registry>>,
     readiness: Arc<Readiness>,
 }
 
-pub fn router(registry: Arc<Registry>, readiness: Arc<Readiness>) -> Router {
-    Router::new()
-        .route("/metrics", get(metrics))
+/// The endpoint's routes; without a registry (metrics `level: none`),
+/// `/metrics` answers 404 and the probes still answer.
+pub fn router(registry: Option<Arc<Registry>>, readiness: Arc<Readiness>) -> Router {
+    let router = Router::new();
+    let router = if registry.is_some() {
+        router.route("/metrics", get(metrics))
+    } else {
+        router
+    };
+    router
         .route("/health", get(health))
         .route("/ready", get(ready))
         .with_state(Telemetry {
@@ -94,7 +101,10 @@ pub fn router(registry: Arc<Registry>, readiness: Arc<Readiness>) -> Router {
 }
 
 async fn metrics(State(telemetry): State<Telemetry>) -> Response {
-    let body = tokio::task::spawn_blocking(move || telemetry.registry.render()).await;
+    let Some(registry) = telemetry.registry else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let body = tokio::task::spawn_blocking(move || registry.render()).await;
     match body {
         Ok(body) => (StatusCode::OK, [(header::CONTENT_TYPE, CONTENT_TYPE)], body).into_response(),
         Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),

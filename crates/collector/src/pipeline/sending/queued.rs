@@ -185,7 +185,9 @@ impl QueuedExporter {
             Some(Queue::Disk { waiting, log }) => shared.store(waiting, log, &batch).await,
         };
         if let Err(error) = queued {
-            shared.metrics.enqueue_failed(batch.profile_count());
+            shared
+                .metrics
+                .enqueue_failed(batch.profile_count(), batch.sample_count());
             tracing::warn!(
                 exporter = self.name(),
                 profiles = batch.profile_count(),
@@ -429,9 +431,10 @@ impl Shared {
         keep: bool,
     ) -> bool {
         let profiles = batch.profile_count();
+        let samples = batch.sample_count();
         let reason = match delivery {
             Delivery::Sent => {
-                self.metrics.exported(profiles, true);
+                self.metrics.exported(profiles, samples, true);
                 return true;
             }
             Delivery::Stopped if keep => return false,
@@ -441,7 +444,7 @@ impl Shared {
             }
             Delivery::Failed { error, .. } => error.to_string(),
         };
-        self.metrics.exported(profiles, false);
+        self.metrics.exported(profiles, samples, false);
         let Some(dead_letter) = &self.dead_letter else {
             tracing::error!(exporter = self.name(), profiles, %reason, "export failed; request dropped");
             return true;

@@ -119,7 +119,8 @@ pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body:
                 // The intake counted what it validated; these never got there.
                 intake
                     .metrics
-                    .refused(RefusedReason::Invalid, rejections.left_out);
+                    // Left out unread: their samples are not known.
+                    .refused(RefusedReason::Invalid, rejections.left_out, 0);
                 tracing::warn!(
                     receiver = %intake.metrics.receiver,
                     transport = intake.metrics.transport,
