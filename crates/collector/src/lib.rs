@@ -5,6 +5,7 @@ pub mod component;
 pub mod components;
 pub mod config;
 pub mod exporters;
+pub mod extensions;
 mod net;
 pub mod pipeline;
 pub mod processors;

@@ -1,6 +1,6 @@
-//! Builds the running collector from its configuration: exporters, then
-//! pipelines, then receivers; and stops it in the reverse order, draining
-//! what was accepted.
+//! Builds the running collector from its configuration: extensions, then
+//! exporters, then pipelines, then receivers; and stops it in the reverse
+//! order, draining what was accepted.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,15 +10,15 @@ use tokio::sync::watch;
 use tokio::task::{JoinHandle, JoinSet};
 
 use crate::component::listen::wait_for;
-use crate::component::ReceiverContext;
 pub use crate::component::{Endpoint, StartError};
+use crate::component::{ExtensionContext, Extensions, Host, ReceiverContext};
 use crate::components::Registry as Components;
 use crate::pipeline::register_queue;
-use crate::pipeline::sending::QueuedExporter;
+use crate::pipeline::sending::{ExporterHelperConfig, QueueStorage, QueuedExporter};
 pub use crate::pipeline::Hooks;
 use crate::pipeline::{GateContext, Pipeline, PipelineHandle, PipelineProcessor, RequestPool};
 use crate::settings::telemetry::MetricsConfig;
-use crate::settings::{Config, ProcessorConfig};
+use crate::settings::{ComponentId, Config, ProcessorConfig};
 use crate::telemetry::instruments::register_process;
 use crate::telemetry::{server as telemetry_server, ProcessorMetrics, Readiness, Registry};
 
@@ -37,7 +37,15 @@ pub struct Running {
     pipelines: Vec<Pipeline>,
     /// Each exporter once, however many pipelines use it.
     exporters: Vec<Arc<QueuedExporter>>,
+    extensions: RunningExtensions,
     telemetry: Telemetry,
+}
+
+/// The extensions' tasks and their stop signal: stopped after the
+/// exporters.
+struct RunningExtensions {
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
 }
 
 /// The `/metrics`, `/health` and `/ready` endpoint, stopped last.
@@ -64,6 +72,14 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
                 .map_err(|error| StartError::Telemetry { address, error })?,
         ),
     };
+    let readiness = Readiness::new();
+    let host = Arc::new(Host {
+        readiness: Arc::clone(&readiness),
+        metrics: Arc::clone(&registry),
+        config: Arc::new(config.clone()),
+    });
+    let mut listening = Vec::new();
+    let (extensions, running_extensions) = start_extensions(config, &host, &mut listening).await?;
     let used = |name: &str| {
         config
             .service
@@ -81,9 +97,9 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
         let factory = Components
             .exporter(exporter_config.kind())
             .ok_or_else(|| unknown(&name, exporter_config.kind()))?;
-        let built = factory.build(&name, exporter_config)?;
+        let built = factory.build(&name, exporter_config, &extensions)?;
         writing.extend(built.writing);
-        let settings = factory.settings(exporter_config);
+        let settings = resolve_storage(id, factory.settings(exporter_config), &extensions)?;
         let queued = QueuedExporter::start(Arc::new(built.exporter), &settings, &registry)
             .await
             .map_err(|error| StartError::exporter(&name, error))?;
@@ -139,7 +155,6 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
     }
 
     let (stop, stopped) = watch::channel(false);
-    let mut listening = Vec::new();
     let mut watching = Vec::new();
     let mut servers = Vec::new();
     for (id, receiver) in &config.receivers {
@@ -154,6 +169,7 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
             id: &name,
             pipelines: Arc::from(handles),
             metrics: &registry,
+            extensions: &extensions,
             stopped: stopped.clone(),
         };
         let started = factory.start(receiver, context).await?;
@@ -165,6 +181,7 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
         telemetry_listener,
         &config.service.telemetry.metrics,
         &registry,
+        readiness,
         &mut listening,
     );
     Ok(Running {
@@ -176,8 +193,63 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
         servers,
         pipelines,
         exporters: exporters.into_values().collect(),
+        extensions: running_extensions,
         telemetry,
     })
+}
+
+/// Starts the extensions `service.extensions` lists, in its order.
+async fn start_extensions(
+    config: &Config,
+    host: &Arc<Host>,
+    listening: &mut Vec<Endpoint>,
+) -> Result<(Extensions, RunningExtensions), StartError> {
+    let (stop, stopped) = watch::channel(false);
+    let mut extensions = Extensions::default();
+    let mut tasks = Vec::new();
+    for id in &config.service.extensions {
+        let name = id.to_string();
+        let Some((_, extension)) = config.extensions.iter().find(|(defined, _)| defined == id)
+        else {
+            return Err(StartError::other(
+                &name,
+                "is not defined under extensions".to_owned(),
+            ));
+        };
+        let factory = Components
+            .extension(extension.kind())
+            .ok_or_else(|| unknown(&name, extension.kind()))?;
+        let context = ExtensionContext {
+            id: &name,
+            host,
+            stopped: stopped.clone(),
+        };
+        let started = factory.start(extension, context).await?;
+        listening.extend(started.listening);
+        tasks.extend(started.tasks);
+        extensions.add(id.clone(), started.offers);
+    }
+    Ok((extensions, RunningExtensions { stop, tasks }))
+}
+
+/// `sending_queue.storage: file_storage/NAME` made the directory the
+/// extension keeps this exporter's queue in.
+fn resolve_storage(
+    exporter: &ComponentId,
+    mut settings: ExporterHelperConfig,
+    extensions: &Extensions,
+) -> Result<ExporterHelperConfig, StartError> {
+    if let Some(QueueStorage::Extension(id)) = &settings.sending_queue.storage {
+        let storage = extensions.storage(id).ok_or_else(|| {
+            StartError::other(
+                &exporter.to_string(),
+                format!("sending_queue.storage: {id} is not a running storage extension"),
+            )
+        })?;
+        settings.sending_queue.storage =
+            Some(QueueStorage::Exact(storage.exporter_queue(exporter)));
+    }
+    Ok(settings)
 }
 
 /// What [`start`] would refuse in `config` before binding a port or
@@ -187,6 +259,16 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
 /// gRPC exporter's channel is built on one).
 pub fn check_start(config: &Config) -> Vec<StartError> {
     let mut problems = Vec::new();
+    for (id, extension) in &config.extensions {
+        if !config.service.extensions.contains(id) {
+            continue;
+        }
+        let name = id.to_string();
+        match Components.extension(extension.kind()) {
+            Some(factory) => problems.extend(factory.check(&name, extension)),
+            None => problems.push(unknown(&name, extension.kind())),
+        }
+    }
     for (id, receiver) in &config.receivers {
         let name = id.to_string();
         match Components.receiver(receiver.kind()) {
@@ -234,9 +316,9 @@ fn serve_telemetry(
     listener: Option<tokio::net::TcpListener>,
     config: &MetricsConfig,
     registry: &Arc<Registry>,
+    readiness: Arc<Readiness>,
     listening: &mut Vec<Endpoint>,
 ) -> Telemetry {
-    let readiness = Readiness::new();
     let (stop, stopped) = watch::channel(false);
     let server = listener.map(|listener| {
         if let Ok(address) = listener.local_addr() {
@@ -314,6 +396,7 @@ impl Running {
             servers,
             pipelines,
             exporters,
+            extensions,
             telemetry,
             ..
         } = self;
@@ -346,6 +429,15 @@ impl Running {
             closing.spawn(async move { exporter.shutdown(timeout).await });
         }
         drained &= all_true(closing).await;
+        let _ = extensions.stop.send(true);
+        for mut task in extensions.tasks {
+            if tokio::time::timeout(RECEIVER_GRACE.min(timeout), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
+        }
         let _ = telemetry.stop.send(true);
         if let Some(mut server) = telemetry.server {
             if tokio::time::timeout(RECEIVER_GRACE.min(timeout), &mut server)

@@ -371,10 +371,10 @@ fn unknown_keys_are_reported_with_their_full_path() {
         problems(&yaml),
         ["receivers.otlp.protocols.websocket: unknown key; expected one of grpc, http"]
     );
-    let yaml = format!("extensions:\n  health_check:\n{}", with_exporters(""));
+    let yaml = format!("extension:\n  health_check:\n{}", with_exporters(""));
     assert_eq!(
         problems(&yaml),
-        ["extensions: unknown key; expected one of receivers, processors, exporters, service"]
+        ["extension: unknown key; expected one of receivers, processors, exporters, extensions, service"]
     );
     let yaml = with_exporters("").replace("      exporters: [file]", "      exporter: [file]");
     assert_eq!(
@@ -382,8 +382,8 @@ fn unknown_keys_are_reported_with_their_full_path() {
         ["service.pipelines.profiles.exporter: unknown key; expected one of receivers, processors, exporters, queue"]
     );
     assert_eq!(
-        problems(&with_service("  extensions: [health_check]\n")),
-        ["service.extensions: unknown key; expected one of pipelines, telemetry"]
+        problems(&with_service("  extension: [health_check]\n")),
+        ["service.extension: unknown key; expected one of extensions, pipelines, telemetry"]
     );
     let yaml = format!("{}  nop:\n    verbose: true\n", with_exporters(""));
     assert_eq!(
@@ -419,7 +419,7 @@ fn the_embedded_exporter_helper_keys_read_beside_the_exporters_own() {
     };
     assert_eq!(
         problems(&with("  otlphttp/out:\n    endpoint: http://a:1\n    retries: 3\n")),
-        ["exporters.otlphttp/out.retries: unknown key; expected one of endpoint, profiles_endpoint, encoding, compression, headers, timeout, sending_queue, retry_on_failure, dead_letter, tls"]
+        ["exporters.otlphttp/out.retries: unknown key; expected one of endpoint, profiles_endpoint, encoding, compression, headers, auth, timeout, sending_queue, retry_on_failure, dead_letter, tls"]
     );
     assert_eq!(
         problems(&with("  otlp/out:\n    endpoint: a:1\n    timeout: soon\n")).len(),

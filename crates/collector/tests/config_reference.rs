@@ -15,12 +15,13 @@
 //!
 //! The convention configuration.md follows, which `documented_paths` reads:
 //!
-//! - Under `## Receivers`, `## Processors` and `## Exporters`, a level-3
+//! - Under `## Receivers`, `## Processors`, `## Exporters` and
+//!   `## Extensions`, a level-3
 //!   heading that is just a component type in backticks (`` ### `otlp` ``)
 //!   opens that component's section: the rows of the tables below it
 //!   document `receivers.otlp.KEY`.
 //! - Any heading that holds a full key path in backticks, starting with
-//!   `receivers.`, `processors.`, `exporters.` or `service` (or just
+//!   `receivers.`, `processors.`, `exporters.`, `extensions.` or `service` (or just
 //!   `service`), like `` #### `receivers.otlp.protocols.grpc` ``, documents the keys
 //!   under that path; several such paths in one heading share the table,
 //!   and `*` stands for every component type (`exporters.*.sending_queue`).
@@ -51,6 +52,9 @@ use profbridge_collector::exporters::helper::ExporterHelperConfig;
 use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
 use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
+use profbridge_collector::extensions::bearertokenauth::BearerTokenAuthConfig;
+use profbridge_collector::extensions::file_storage::FileStorageConfig;
+use profbridge_collector::extensions::health_check::HealthCheckConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
 use profbridge_collector::processors::memory_limiter::MemoryLimiterConfig;
 use profbridge_collector::processors::{BatchProcessorConfig, ResourceProcessorConfig};
@@ -450,6 +454,16 @@ fn processor_paths(kind: &str) -> BTreeSet<String> {
     }
 }
 
+fn extension_paths(kind: &str) -> BTreeSet<String> {
+    let root = format!("extensions.{kind}");
+    match kind {
+        "health_check" => walk::<HealthCheckConfig>(&root),
+        "file_storage" => walk::<FileStorageConfig>(&root),
+        "bearertokenauth" => walk::<BearerTokenAuthConfig>(&root),
+        _ => panic!("extension type {kind:?} is new: add its config struct to extension_paths"),
+    }
+}
+
 /// An exporter's own options and the exporter helper's it embeds.
 fn embedding_helper<T: serde::de::DeserializeOwned>(root: &str) -> BTreeSet<String> {
     let mut paths = walk::<T>(root);
@@ -488,11 +502,14 @@ fn code_paths() -> BTreeSet<String> {
     for kind in component_types(Section::Exporters) {
         paths.extend(exporter_paths(kind));
     }
+    for kind in component_types(Section::Extensions) {
+        paths.extend(extension_paths(kind));
+    }
     paths.extend(walk::<QueueConfig>("service.pipelines.profiles.queue"));
     paths.extend(walk::<TelemetryConfig>("service.telemetry"));
     // FALLBACK, listed by hand: `service` and its pipelines are read by
     // config/parse.rs without a Deserialize struct.
-    for key in ["pipelines", "telemetry"] {
+    for key in ["extensions", "pipelines", "telemetry"] {
         paths.insert(format!("service.{key}"));
     }
     for key in ["receivers", "processors", "exporters", "queue"] {
@@ -518,7 +535,13 @@ fn backticked(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()
 }
 
-const ROOTS: [&str; 4] = ["receivers", "processors", "exporters", "service"];
+const ROOTS: [&str; 5] = [
+    "receivers",
+    "processors",
+    "exporters",
+    "extensions",
+    "service",
+];
 
 /// The key paths documented in configuration.md, by the convention in
 /// the module's comment, and the sections (heading paths) it has.
@@ -546,6 +569,7 @@ fn documented_paths(doc: &str) -> (BTreeSet<String>, BTreeSet<String>) {
                     "Receivers" => Some("receivers"),
                     "Processors" => Some("processors"),
                     "Exporters" => Some("exporters"),
+                    "Extensions" => Some("extensions"),
                     _ => None,
                 };
             }

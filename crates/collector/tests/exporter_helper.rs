@@ -22,7 +22,8 @@ use profbridge_collector::config::units::{self, ByteSize};
 use profbridge_collector::config::{parse_yaml, ExporterConfig};
 use profbridge_collector::exporters::file::config::FileExporterConfig;
 use profbridge_collector::exporters::helper::{
-    EnqueueError, ExporterHelperConfig, OnOverflow, QueuedExporter, RetryConfig, SendingQueueConfig,
+    EnqueueError, ExporterHelperConfig, OnOverflow, QueueStorage, QueuedExporter, RetryConfig,
+    SendingQueueConfig,
 };
 use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::{ChannelExport, Exporter, Pipeline, Profiles};
@@ -551,7 +552,9 @@ async fn shutdown_stops_retrying_and_dead_letters_what_memory_holds() {
 
 fn persistent(storage: &Path) -> ExporterHelperConfig {
     helper(SendingQueueConfig {
-        storage: Some(storage.to_string_lossy().into_owned()),
+        storage: Some(QueueStorage::Directory(
+            storage.to_string_lossy().into_owned(),
+        )),
         ..queue(1, 100)
     })
 }
@@ -637,7 +640,9 @@ async fn the_persistent_queue_bounds_what_is_on_disk() {
     let dir = TempDir::new("helper-persistent-bound");
     let storage = dir.path().join("queue");
     let config = helper(SendingQueueConfig {
-        storage: Some(storage.to_string_lossy().into_owned()),
+        storage: Some(QueueStorage::Directory(
+            storage.to_string_lossy().into_owned(),
+        )),
         max_bytes: ByteSize(1),
         ..queue(1, 100)
     });
@@ -716,7 +721,7 @@ fn the_options_read_from_yaml_with_collector_defaults() {
             queue_size: 50,
             max_bytes: ByteSize(1 << 20),
             on_overflow: OnOverflow::Block,
-            storage: Some("/var/lib/q".to_owned()),
+            storage: Some(QueueStorage::Directory("/var/lib/q".to_owned())),
         }
     );
     assert_eq!(
@@ -851,7 +856,9 @@ async fn a_persistent_queue_on_a_small_disk_never_fills_it_with_delivered_reques
         return;
     };
     let config = helper(SendingQueueConfig {
-        storage: Some(disk.path().to_string_lossy().into_owned()),
+        storage: Some(QueueStorage::Directory(
+            disk.path().to_string_lossy().into_owned(),
+        )),
         ..queue(1, 10)
     });
     let mut harness = start("small", &config).await;
@@ -910,7 +917,9 @@ async fn a_dead_letter_that_cannot_be_written_is_tried_again_and_holds_no_slot_f
     let config = ExporterHelperConfig {
         dead_letter: Some(dead.to_string_lossy().into_owned()),
         ..helper(SendingQueueConfig {
-            storage: Some(storage.path().to_string_lossy().into_owned()),
+            storage: Some(QueueStorage::Directory(
+                storage.path().to_string_lossy().into_owned(),
+            )),
             ..queue(1, QUEUE)
         })
     };

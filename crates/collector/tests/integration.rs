@@ -3,6 +3,7 @@
 mod config;
 mod config_reference;
 mod exporter_helper;
+mod extensions;
 mod file_exporter;
 mod layering;
 mod memory_limiter;

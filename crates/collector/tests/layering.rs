@@ -193,7 +193,7 @@ const LAYERS: &[&[&str]] = &[
     &["pipeline"],
     // The factory traits every component implements.
     &["component"],
-    &["receivers", "processors", "exporters"],
+    &["receivers", "processors", "exporters", "extensions"],
     // The registry: one line per component type.
     &["components"],
     // Loading: the parser with the registry.

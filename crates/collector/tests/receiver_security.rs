@@ -157,6 +157,12 @@ impl Collector {
     /// `security` is YAML at the indentation of a receiver's options
     /// (8 spaces for the OTLP protocols; re-indented for pprof).
     async fn start(security: &str) -> Self {
+        Self::start_with(security, "", "").await
+    }
+
+    /// [`Self::start`] with `extensions` (YAML under `extensions:`) and
+    /// `listed` in `service.extensions`.
+    async fn start_with(security: &str, extensions: &str, listed: &str) -> Self {
         let otlp = indent(security, 8);
         let pprof = indent(security, 4);
         let yaml = format!(
@@ -164,7 +170,8 @@ impl Collector {
              \x20 pprof:\n    endpoint: 127.0.0.1:0\n{pprof}\
              \x20 pyroscope:\n    endpoint: 127.0.0.1:0\n{pprof}\
              exporters:\n  nop:\n\
-             service:\n  pipelines:\n    profiles:\n      receivers: [otlp, pprof, pyroscope]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: \"\"\n"
+             extensions:\n{extensions}\
+             service:\n  extensions: [{listed}]\n  pipelines:\n    profiles:\n      receivers: [otlp, pprof, pyroscope]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: \"\"\n"
         );
         let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
         let running = service::start(&config).await.unwrap();
@@ -531,6 +538,80 @@ async fn bearer_tokens_are_required_when_auth_is_set() {
     let files = Files::new("receiver-auth");
     let token_file = files.write("token", "s3cret\n");
     let collector = Collector::start(&format!("auth:\n  bearer_token_file: {token_file}\n")).await;
+    only_the_token_in_the_file_is_let_in(&files, collector).await;
+}
+
+/// The Collector's spelling: `auth: {authenticator: bearertokenauth/NAME}`
+/// on each receiver, the token file the extension's `filename`; the same
+/// cases, status codes and counts as `auth: {bearer_token_file: …}`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bearertokenauth_extension_lets_in_only_its_token() {
+    let files = Files::new("receiver-bearertokenauth");
+    let token_file = files.write("token", "s3cret\n");
+    let collector = Collector::start_with(
+        "auth:\n  authenticator: bearertokenauth/receivers\n",
+        &format!("  bearertokenauth/receivers:\n    filename: {token_file}\n"),
+        "bearertokenauth/receivers",
+    )
+    .await;
+    only_the_token_in_the_file_is_let_in(&files, collector).await;
+}
+
+/// `token:` given inline, with another `scheme`: only `SCHEME TOKEN`
+/// passes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bearertokenauth_scheme_and_inline_token_are_checked() {
+    let collector = Collector::start_with(
+        "auth:\n  authenticator: bearertokenauth\n",
+        "  bearertokenauth:\n    scheme: Token\n    token: inline-s3cret\n",
+        "bearertokenauth",
+    )
+    .await;
+    let client = reqwest::Client::new();
+    let ingest = format!(
+        "http://127.0.0.1:{}/ingest?name=app&format=folded",
+        collector.pyroscope.port()
+    );
+    let status = |authorization: &'static str| {
+        let request = client
+            .post(&ingest)
+            .header("authorization", authorization)
+            .body("main;work 5\n");
+        async move { request.send().await.unwrap().status() }
+    };
+    assert_eq!(status("Token inline-s3cret").await, reqwest::StatusCode::OK);
+    assert_eq!(
+        status("Bearer inline-s3cret").await,
+        reqwest::StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        status("Token wrong").await,
+        reqwest::StatusCode::UNAUTHORIZED
+    );
+    let grpc = format!("http://127.0.0.1:{}", collector.grpc.port());
+    grpc_export(
+        grpc.clone(),
+        TlsConfig::default(),
+        &[("authorization", "Token inline-s3cret")],
+    )
+    .await
+    .unwrap();
+    grpc_export(
+        grpc,
+        TlsConfig::default(),
+        &[("authorization", "Bearer inline-s3cret")],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(collector.unauthenticated("http"), 2);
+    assert_eq!(collector.unauthenticated("grpc"), 1);
+    collector.stop().await;
+}
+
+/// Every receiver of `collector` lets in `Bearer s3cret`, the token in
+/// `files`' `token`, and refuses a missing or wrong one, until the file
+/// holds another.
+async fn only_the_token_in_the_file_is_let_in(files: &Files, collector: Collector) {
     let grpc = format!("http://127.0.0.1:{}", collector.grpc.port());
 
     let error = grpc_export(grpc.clone(), TlsConfig::default(), &[])
@@ -697,6 +778,17 @@ fn bad_security_options_are_configuration_problems() {
     let errors = check("auth: {}\n");
     assert!(
         errors.contains("bearer_token_file or bearer_token_env"),
+        "{errors}"
+    );
+    let errors = check("auth:\n  authenticator: bearertokenauth\n");
+    assert!(
+        errors.contains("receivers.otlp.protocols.grpc.auth.authenticator: \"bearertokenauth\" is not defined under extensions")
+            && errors.contains("receivers.pprof.auth.authenticator: \"bearertokenauth\" is not defined under extensions"),
+        "{errors}"
+    );
+    let errors = check("auth:\n  authenticator: bearertokenauth\n  bearer_token_env: X\n");
+    assert!(
+        errors.contains("set authenticator, or bearer_token_file or bearer_token_env, not both"),
         "{errors}"
     );
     let errors = check("auth:\n  bearer_token_env: PROFBRIDGE_TEST_SURELY_UNSET\n");

@@ -529,13 +529,56 @@ fn an_outage_loses_nothing_within_the_queue_and_refuses_the_rest() {
 
 #[test]
 fn a_persistent_queue_delivers_after_sigkill_and_restart() {
+    persistent_queue_survives_sigkill("fwd-persistent", "{data}/queue", "", |data| {
+        data.join("queue").join("otlp")
+    });
+}
+
+/// The Collector's spelling: the queue in a `file_storage` extension,
+/// under its directory in the entry the Collector would name.
+#[test]
+fn a_file_storage_queue_delivers_after_sigkill_and_restart() {
+    let extension = "extensions:\n  file_storage/queue:\n    directory: {data}/storage\n    create_directory: true\n    timeout: 1s\n    compaction:\n      on_start: true\n      directory: /tmp\n";
+    persistent_queue_survives_sigkill(
+        "fwd-file-storage",
+        "file_storage/queue",
+        extension,
+        |data| data.join("storage").join("exporter_otlp__profiles"),
+    );
+}
+
+/// A forwarder whose `otlp` exporter keeps its queue in `storage`
+/// (with `extensions`, YAML for the top-level section, listed in
+/// `service.extensions`); `queue_dir` is where the queue must be, under
+/// the data folder. What A answered OK reaches B across two SIGKILLs.
+fn persistent_queue_survives_sigkill(
+    label: &str,
+    storage: &str,
+    extensions: &str,
+    queue_dir: impl Fn(&Path) -> PathBuf,
+) {
     const SENT: u64 = 5;
     let port = reserve_port();
     let exporters = format!(
-        "  otlp:\n    endpoint: http://127.0.0.1:{port}\n    timeout: 30s\n    sending_queue:\n      storage: {{data}}/queue\n{RETRY_FOREVER}"
+        "  otlp:\n    endpoint: http://127.0.0.1:{port}\n    timeout: 30s\n    sending_queue:\n      storage: {storage}\n{RETRY_FOREVER}"
     );
-    let a = Collector::start("fwd-persistent-a", &forwarder_config(&exporters, "otlp"));
-    let queue_dir = a.data.join("queue").join("otlp");
+    let mut config = forwarder_config(&exporters, "otlp");
+    if !extensions.is_empty() {
+        let listed: Vec<&str> = extensions
+            .lines()
+            .filter_map(|line| line.strip_prefix("  ")?.strip_suffix(':'))
+            .filter(|id| !id.starts_with(' '))
+            .collect();
+        config = config.replace(
+            "service:\n",
+            &format!(
+                "{extensions}service:\n  extensions: [{}]\n",
+                listed.join(", ")
+            ),
+        );
+    }
+    let a = Collector::start(&format!("{label}-a"), &config);
+    let queue_dir = queue_dir(&a.data);
     let requests = generated(SENT, 200);
     let expected = canonical(&requests);
     let runtime = runtime();
@@ -545,6 +588,11 @@ fn a_persistent_queue_delivers_after_sigkill_and_restart() {
         exporter_metric(a.telemetry, "queue_size", "otlp"),
         SENT as f64
     );
+    let stored = files_under(&queue_dir)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|ext| ext == "seg"))
+        .count();
+    assert!(stored > 0, "nothing stored in {}", queue_dir.display());
 
     // A crash: no shutdown, nothing drained.
     let a = Collector::restart(a.kill());
@@ -554,7 +602,7 @@ fn a_persistent_queue_delivers_after_sigkill_and_restart() {
         "every stored request is queued again at start"
     );
     let b = InProcess::start(
-        "fwd-persistent-b",
+        &format!("{label}-b"),
         &sink_config(&format!("127.0.0.1:{port}")),
     );
     let mut problem = None;

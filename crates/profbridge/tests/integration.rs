@@ -3,6 +3,7 @@
 mod allocator;
 mod convert;
 mod deploy;
+mod extensions;
 mod forwarding;
 mod inspect;
 mod legacy_ingest;

@@ -27,6 +27,8 @@ pub enum StartError {
         endpoint: String,
         error: std::io::Error,
     },
+    #[error("extension {id}: {reason}")]
+    Extension { id: String, reason: Reason },
     /// A component the registry handed options of another type.
     #[error("{id}: {reason}")]
     Other { id: String, reason: String },
@@ -42,6 +44,13 @@ impl StartError {
 
     pub fn processor(id: &str, reason: impl Into<Reason>) -> Self {
         Self::Processor {
+            id: id.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn extension(id: &str, reason: impl Into<Reason>) -> Self {
+        Self::Extension {
             id: id.to_owned(),
             reason: reason.into(),
         }
@@ -66,9 +75,18 @@ impl StartError {
         match self {
             Self::Exporter { reason, .. }
             | Self::Processor { reason, .. }
-            | Self::Receiver { reason, .. } => Some(reason.as_ref()),
+            | Self::Receiver { reason, .. }
+            | Self::Extension { reason, .. } => Some(reason.as_ref()),
             Self::Telemetry { error, .. } | Self::Listen { error, .. } => Some(error),
             Self::Other { .. } => None,
         }
     }
+}
+
+/// A listening component (an extension) could not bind its endpoint.
+#[derive(Debug, Error)]
+#[error("cannot listen on {endpoint}: {error}")]
+pub struct CannotListen {
+    pub endpoint: String,
+    pub error: std::io::Error,
 }

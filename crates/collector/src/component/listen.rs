@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::{Endpoint, ReceiverContext, StartError, StartedReceiver};
+use super::{Endpoint, Extensions, ReceiverContext, StartError, StartedReceiver};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::ReceiverMetrics;
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
@@ -33,9 +33,10 @@ pub struct Server<'a> {
 
 impl Server<'_> {
     /// What [`Self::start`] would refuse before binding: TLS files that do
-    /// not load, a token file that cannot be read.
+    /// not load, a token file that cannot be read. An authenticator
+    /// extension is checked as an extension.
     pub fn check(&self, id: &str) -> Option<StartError> {
-        security(id, self.tls, self.auth, self.alpn).err()
+        security(id, self.tls, self.auth, self.alpn, None).err()
     }
 
     /// Secures and binds the server, notes where it listens, and spawns
@@ -58,7 +59,7 @@ impl Server<'_> {
         Failure: Display,
     {
         let id = context.id;
-        let security = security(id, self.tls, self.auth, self.alpn)?;
+        let security = security(id, self.tls, self.auth, self.alpn, Some(context.extensions))?;
         let listener = bind(id, self.endpoint).await?;
         if let Ok(address) = listener.local_addr() {
             let what = format!("{}{}", self.what, over_tls(&security));
@@ -79,15 +80,37 @@ impl Server<'_> {
 }
 
 /// A receiver's TLS acceptor and token check, its files read now so that
-/// a bad one stops the start.
+/// a bad one stops the start. The check of an authenticator extension is
+/// the running extension's; without `extensions` (a check before start)
+/// it is left out.
 fn security(
     id: &str,
     tls: Option<&ServerTlsConfig>,
     auth: Option<&AuthConfig>,
     alpn: Alpn,
+    extensions: Option<&Extensions>,
 ) -> Result<Security, StartError> {
-    Security::new(tls, auth, alpn).map_err(|reason| StartError::receiver(id, reason))
+    let Some(authenticator) = auth.and_then(|auth| auth.authenticator.as_ref()) else {
+        return Security::new(tls, auth, alpn).map_err(|reason| StartError::receiver(id, reason));
+    };
+    let check = match extensions {
+        Some(extensions) => Some(
+            extensions
+                .authenticator(authenticator)
+                .cloned()
+                .ok_or_else(|| {
+                    StartError::receiver(id, NoAuthenticator(authenticator.to_string()))
+                })?,
+        ),
+        None => None,
+    };
+    Security::with_auth(tls, check, alpn).map_err(|reason| StartError::receiver(id, reason))
 }
+
+/// `auth.authenticator` names no running authenticator extension.
+#[derive(Debug, thiserror::Error)]
+#[error("auth.authenticator: {0} is not a running authenticator extension")]
+struct NoAuthenticator(String);
 
 fn over_tls(security: &Security) -> &'static str {
     if security.uses_tls() {

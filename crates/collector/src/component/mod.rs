@@ -1,10 +1,11 @@
 //! What every component is: a factory that parses its options and builds
-//! or starts it, and the error of that. Each receiver, processor and
-//! exporter folder implements one of the factory traits; the registry
+//! or starts it, and the error of that. Each receiver, processor,
+//! exporter and extension folder implements one of the factory traits; the registry
 //! (`crate::components`) lists them; the service builds every component
 //! through it.
 
 mod error;
+pub mod extension;
 pub mod listen;
 
 use std::future::Future;
@@ -21,7 +22,10 @@ use crate::settings::exporter_helper::ExporterHelperConfig;
 use crate::settings::{deserialize_at, ComponentConfig, Options, Problem};
 use crate::telemetry::Registry;
 
-pub use error::StartError;
+pub use error::{CannotListen, StartError};
+pub use extension::{
+    ExtensionContext, ExtensionStartFuture, Extensions, Host, Offers, StartedExtension, Storage,
+};
 
 /// An address the collector listens on, for the start-up message.
 #[derive(Debug, Clone)]
@@ -38,6 +42,8 @@ pub struct ReceiverContext<'a> {
     pub pipelines: Arc<[PipelineHandle]>,
     /// The collector's own metrics.
     pub metrics: &'a Arc<Registry>,
+    /// The extensions that run, like authenticators.
+    pub extensions: &'a Extensions,
     /// Turns true when the collector stops.
     pub stopped: watch::Receiver<bool>,
 }
@@ -101,6 +107,17 @@ pub trait ExporterFactory: Sync + 'static {
 
     fn build(&self, id: &str, options: &Self::Options) -> Result<BuiltExporter, StartError>;
 
+    /// [`Self::build`] with the running extensions, for an exporter that
+    /// names one (an authenticator).
+    fn build_with(
+        &self,
+        id: &str,
+        options: &Self::Options,
+        _extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError> {
+        self.build(id, options)
+    }
+
     /// Its sending queue, retries, timeout and dead letters.
     fn settings(&self, options: &Self::Options) -> ExporterHelperConfig;
 
@@ -109,6 +126,86 @@ pub trait ExporterFactory: Sync + 'static {
         self.build(id, options).err()
     }
 }
+
+/// One extension type.
+pub trait ExtensionFactory: Sync + 'static {
+    const KIND: &'static str;
+    type Options: Options + DeserializeOwned;
+
+    /// Starts it: binds what it listens on, spawns what it runs.
+    fn start<'a>(
+        &'a self,
+        options: &'a Self::Options,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a>;
+
+    /// What [`Self::start`] would refuse, checked without binding or
+    /// creating anything.
+    fn check(&self, _id: &str, _options: &Self::Options) -> Vec<StartError> {
+        Vec::new()
+    }
+}
+
+/// Any [`ExtensionFactory`], as the registry holds it.
+pub trait AnyExtensionFactory: Sync {
+    fn kind(&self) -> &'static str;
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    fn start<'a>(
+        &'a self,
+        config: &'a ComponentConfig,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a>;
+    fn check(&self, id: &str, config: &ComponentConfig) -> Vec<StartError>;
+}
+
+impl<F: ExtensionFactory> AnyExtensionFactory for F {
+    fn kind(&self) -> &'static str {
+        F::KIND
+    }
+
+    fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
+        parse_as::<F::Options>(F::KIND, value, path)
+    }
+
+    fn start<'a>(
+        &'a self,
+        config: &'a ComponentConfig,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a> {
+        match options_of::<F::Options>(context.id, F::KIND, config) {
+            Ok(options) => ExtensionFactory::start(self, options, context),
+            Err(error) => Box::pin(async move { Err(error) }),
+        }
+    }
+
+    fn check(&self, id: &str, config: &ComponentConfig) -> Vec<StartError> {
+        match options_of::<F::Options>(id, F::KIND, config) {
+            Ok(options) => ExtensionFactory::check(self, id, options),
+            Err(error) => vec![error],
+        }
+    }
+}
+
+/// The authenticator extension an exporter's `auth` names, running.
+pub fn client_auth(
+    id: &str,
+    auth: Option<&crate::tls::config::ClientAuthConfig>,
+    extensions: &Extensions,
+) -> Result<Option<crate::tls::BearerAuth>, StartError> {
+    let Some(auth) = auth else {
+        return Ok(None);
+    };
+    extensions
+        .authenticator(&auth.authenticator)
+        .cloned()
+        .map(Some)
+        .ok_or_else(|| StartError::exporter(id, NotRunning(auth.authenticator.to_string())))
+}
+
+/// An exporter's `auth.authenticator` names no running authenticator.
+#[derive(Debug, thiserror::Error)]
+#[error("auth.authenticator: {0} is not a running authenticator extension")]
+struct NotRunning(String);
 
 /// Any [`ReceiverFactory`], as the registry holds it.
 pub trait AnyReceiverFactory: Sync {
@@ -133,7 +230,12 @@ pub trait AnyProcessorFactory: Sync {
 pub trait AnyExporterFactory: Sync {
     fn kind(&self) -> &'static str;
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
-    fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError>;
+    fn build(
+        &self,
+        id: &str,
+        config: &ComponentConfig,
+        extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError>;
     fn settings(&self, config: &ComponentConfig) -> ExporterHelperConfig;
     fn check(&self, id: &str, config: &ComponentConfig) -> Option<StartError>;
 }
@@ -206,11 +308,20 @@ impl<F: ExporterFactory> AnyExporterFactory for F {
     }
 
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
-        F::parse_options(value, path).map(|options| ComponentConfig::new(F::KIND, options))
+        F::parse_options(value, path).map(|options| {
+            let helper_refs = ExporterFactory::settings(self, &options).extension_refs();
+            ComponentConfig::new(F::KIND, options).with_refs(helper_refs)
+        })
     }
 
-    fn build(&self, id: &str, config: &ComponentConfig) -> Result<BuiltExporter, StartError> {
-        ExporterFactory::build(self, id, options_of::<F::Options>(id, F::KIND, config)?)
+    fn build(
+        &self,
+        id: &str,
+        config: &ComponentConfig,
+        extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError> {
+        let options = options_of::<F::Options>(id, F::KIND, config)?;
+        ExporterFactory::build_with(self, id, options, extensions)
     }
 
     fn settings(&self, config: &ComponentConfig) -> ExporterHelperConfig {

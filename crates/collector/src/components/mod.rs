@@ -5,7 +5,9 @@
 
 use ::config::Value;
 
-use crate::component::{AnyExporterFactory, AnyProcessorFactory, AnyReceiverFactory};
+use crate::component::{
+    AnyExporterFactory, AnyExtensionFactory, AnyProcessorFactory, AnyReceiverFactory,
+};
 use crate::settings::{Catalog, ComponentConfig, Problem, Section};
 
 /// Receiver types, in the order messages list them.
@@ -32,6 +34,13 @@ const EXPORTERS: &[&dyn AnyExporterFactory] = &[
     &crate::exporters::otlp::OtlpExporterFactory,
     &crate::exporters::otlp_http::OtlpHttpExporterFactory,
     &crate::exporters::pyroscope::PyroscopeExporterFactory,
+];
+
+/// Extension types, in the order messages list them.
+const EXTENSIONS: &[&dyn AnyExtensionFactory] = &[
+    &crate::extensions::health_check::HealthCheckExtensionFactory,
+    &crate::extensions::file_storage::FileStorageExtensionFactory,
+    &crate::extensions::bearertokenauth::BearerTokenAuthExtensionFactory,
 ];
 
 /// Every component type the collector has.
@@ -65,6 +74,13 @@ impl Registry {
             .copied()
             .find(|factory| factory.kind() == kind)
     }
+
+    pub fn extension(&self, kind: &str) -> Option<&'static dyn AnyExtensionFactory> {
+        EXTENSIONS
+            .iter()
+            .copied()
+            .find(|factory| factory.kind() == kind)
+    }
 }
 
 /// The OpenTelemetry Collector's newer names (since v0.144) for exporters
@@ -78,6 +94,7 @@ impl Catalog for Registry {
             Section::Receivers => RECEIVERS.iter().map(|factory| factory.kind()).collect(),
             Section::Processors => PROCESSORS.iter().map(|factory| factory.kind()).collect(),
             Section::Exporters => EXPORTERS.iter().map(|factory| factory.kind()).collect(),
+            Section::Extensions => EXTENSIONS.iter().map(|factory| factory.kind()).collect(),
         }
     }
 
@@ -92,6 +109,7 @@ impl Catalog for Registry {
             Section::Receivers => self.receiver(kind)?.parse(value, path),
             Section::Processors => self.processor(kind)?.parse(value, path),
             Section::Exporters => self.exporter(kind)?.parse(value, path),
+            Section::Extensions => self.extension(kind)?.parse(value, path),
         })
     }
 }

@@ -7,6 +7,10 @@
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 
+use std::path::PathBuf;
+
+use super::component_id::ComponentId;
+use super::options::{ExtensionRef, ExtensionRole};
 use super::units::{ByteSize, Duration};
 
 /// How long one export attempt may take by default.
@@ -88,8 +92,46 @@ pub struct SendingQueueConfig {
     /// Bytes held: decoded memory in memory, stored bytes on disk.
     pub max_bytes: ByteSize,
     pub on_overflow: OnOverflow,
-    /// A directory for the persistent queue; in memory without it.
-    pub storage: Option<String>,
+    /// Where the persistent queue is kept; in memory without it.
+    pub storage: Option<QueueStorage>,
+}
+
+/// `sending_queue.storage`: a directory, or a storage extension's id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueStorage {
+    /// `storage: DIR`: the queue is kept in DIR/EXPORTER_ID.
+    Directory(String),
+    /// `storage: file_storage/NAME`: the extension's; the service replaces
+    /// it with [`Self::Exact`] before the queue opens.
+    Extension(ComponentId),
+    /// The queue's own directory, as a storage extension gave it.
+    Exact(PathBuf),
+}
+
+impl QueueStorage {
+    /// A component id whose type ends in `storage` (`file_storage`,
+    /// `file_storage/NAME`) names an extension; anything else is a
+    /// directory.
+    fn parse(text: String) -> Self {
+        match text.parse::<ComponentId>() {
+            Ok(id) if id.kind.ends_with("storage") => Self::Extension(id),
+            _ => Self::Directory(text),
+        }
+    }
+}
+
+impl ExporterHelperConfig {
+    /// The extensions the helper's options name.
+    pub fn extension_refs(&self) -> Vec<ExtensionRef> {
+        match &self.sending_queue.storage {
+            Some(QueueStorage::Extension(id)) => vec![ExtensionRef {
+                key: "sending_queue.storage".to_owned(),
+                id: id.clone(),
+                role: ExtensionRole::Storage,
+            }],
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl Default for SendingQueueConfig {
@@ -119,7 +161,7 @@ struct SendingQueueKeys {
     on_overflow: Option<OnOverflow>,
     block_on_overflow: Option<bool>,
     #[serde(deserialize_with = "directory")]
-    storage: Option<String>,
+    storage: Option<QueueStorage>,
 }
 
 impl Default for SendingQueueKeys {
@@ -240,13 +282,13 @@ fn fraction<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error>
     }
 }
 
-fn directory<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+fn directory<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<QueueStorage>, D::Error> {
     let path = String::deserialize(deserializer)?;
     if path.trim().is_empty() {
         Err(D::Error::custom(
-            "is empty; name a directory, or leave the key out",
+            "is empty; name a directory or a storage extension, or leave the key out",
         ))
     } else {
-        Ok(Some(path))
+        Ok(Some(QueueStorage::parse(path)))
     }
 }

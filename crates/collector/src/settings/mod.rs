@@ -36,9 +36,10 @@ use ::config::{FileFormat, Map, Source, Value};
 
 pub use component_id::ComponentId;
 pub use model::{
-    Config, ExporterConfig, PipelineConfig, ProcessorConfig, ReceiverConfig, Section, ServiceConfig,
+    Config, ExporterConfig, ExtensionConfig, PipelineConfig, ProcessorConfig, ReceiverConfig,
+    Section, ServiceConfig,
 };
-pub use options::{Catalog, ComponentConfig, Options, OwnedFile};
+pub use options::{Catalog, ComponentConfig, ExtensionRef, ExtensionRole, Options, OwnedFile};
 pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
 

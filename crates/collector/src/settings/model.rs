@@ -10,12 +10,16 @@ pub struct Config {
     pub receivers: Vec<(ComponentId, ReceiverConfig)>,
     pub processors: Vec<(ComponentId, ProcessorConfig)>,
     pub exporters: Vec<(ComponentId, ExporterConfig)>,
+    /// Defined extensions; only those `service.extensions` lists run.
+    pub extensions: Vec<(ComponentId, ExtensionConfig)>,
     pub service: ServiceConfig,
 }
 
 /// `service:`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServiceConfig {
+    /// The extensions that run, started in this order.
+    pub extensions: Vec<ComponentId>,
     /// Keyed `profiles` or `profiles/NAME`.
     pub pipelines: Vec<(String, PipelineConfig)>,
     pub telemetry: TelemetryConfig,
@@ -37,6 +41,8 @@ pub type ReceiverConfig = ComponentConfig;
 pub type ProcessorConfig = ComponentConfig;
 /// An exporter's type and options.
 pub type ExporterConfig = ComponentConfig;
+/// An extension's type and options.
+pub type ExtensionConfig = ComponentConfig;
 
 impl PipelineConfig {
     /// Every component id the pipeline names, with the section it is
@@ -49,15 +55,18 @@ impl PipelineConfig {
     }
 }
 
-/// The three component sections.
+/// The component sections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     Receivers,
     Processors,
     Exporters,
+    /// Not in pipelines: `service.extensions` lists those that run.
+    Extensions,
 }
 
 impl Section {
+    /// The sections pipelines name components from.
     pub const ALL: [Self; 3] = [Self::Receivers, Self::Processors, Self::Exporters];
 
     /// The top-level key, which is also the pipeline's list key.
@@ -66,6 +75,7 @@ impl Section {
             Self::Receivers => "receivers",
             Self::Processors => "processors",
             Self::Exporters => "exporters",
+            Self::Extensions => "extensions",
         }
     }
 }
@@ -77,6 +87,7 @@ impl Config {
             Section::Receivers => &self.receivers,
             Section::Processors => &self.processors,
             Section::Exporters => &self.exporters,
+            Section::Extensions => &self.extensions,
         }
     }
 
@@ -88,15 +99,12 @@ impl Config {
             Section::Receivers => &mut self.receivers,
             Section::Processors => &mut self.processors,
             Section::Exporters => &mut self.exporters,
+            Section::Extensions => &mut self.extensions,
         }
     }
 
     /// The ids defined under `section`, in file order.
     pub fn ids(&self, section: Section) -> Vec<&ComponentId> {
-        match section {
-            Section::Receivers => self.receivers.iter().map(|(id, _)| id).collect(),
-            Section::Processors => self.processors.iter().map(|(id, _)| id).collect(),
-            Section::Exporters => self.exporters.iter().map(|(id, _)| id).collect(),
-        }
+        self.section(section).iter().map(|(id, _)| id).collect()
     }
 }

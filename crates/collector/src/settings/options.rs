@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use config::Value;
 
+use super::component_id::ComponentId;
 use super::model::Section;
 use super::problems::Problem;
 
@@ -29,6 +30,47 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
     fn owned_file(&self, _id: &str) -> Option<OwnedFile> {
         None
     }
+
+    /// The extensions the options name, like an authenticator.
+    fn extension_refs(&self) -> Vec<ExtensionRef> {
+        Vec::new()
+    }
+
+    /// What an extension with these options offers other components.
+    fn roles(&self) -> &'static [ExtensionRole] {
+        &[]
+    }
+}
+
+/// What an extension can be to other components.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtensionRole {
+    /// Where persistent sending queues keep their data (`storage:`).
+    Storage,
+    /// Checks requests' credentials and adds a client's
+    /// (`auth: {authenticator: …}`).
+    Authenticator,
+}
+
+impl ExtensionRole {
+    /// How messages name an extension in this role.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Storage => "a storage extension (like file_storage)",
+            Self::Authenticator => "an authenticator extension (like bearertokenauth)",
+        }
+    }
+}
+
+/// One extension named by a component's options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionRef {
+    /// The option naming it, under the component's own key, like
+    /// `sending_queue.storage`.
+    pub key: String,
+    pub id: ComponentId,
+    /// What it must be.
+    pub role: ExtensionRole,
 }
 
 /// A file one component owns: its key, where it is, what owns it.
@@ -48,6 +90,8 @@ trait AnyOptions: fmt::Debug + Send + Sync {
     fn problems(&self) -> Vec<Problem>;
     fn listeners(&self) -> Vec<(String, String)>;
     fn owned_file(&self, id: &str) -> Option<OwnedFile>;
+    fn extension_refs(&self) -> Vec<ExtensionRef>;
+    fn roles(&self) -> &'static [ExtensionRole];
 }
 
 impl<T: Options> AnyOptions for T {
@@ -70,6 +114,14 @@ impl<T: Options> AnyOptions for T {
     fn owned_file(&self, id: &str) -> Option<OwnedFile> {
         Options::owned_file(self, id)
     }
+
+    fn extension_refs(&self) -> Vec<ExtensionRef> {
+        Options::extension_refs(self)
+    }
+
+    fn roles(&self) -> &'static [ExtensionRole] {
+        Options::roles(self)
+    }
 }
 
 /// One component's type and options.
@@ -77,6 +129,9 @@ impl<T: Options> AnyOptions for T {
 pub struct ComponentConfig {
     kind: &'static str,
     options: Arc<dyn AnyOptions>,
+    /// Extensions named outside the options' own [`Options::extension_refs`],
+    /// like an exporter's embedded queue storage.
+    more_refs: Vec<ExtensionRef>,
 }
 
 impl ComponentConfig {
@@ -84,7 +139,15 @@ impl ComponentConfig {
         Self {
             kind,
             options: Arc::new(options),
+            more_refs: Vec::new(),
         }
+    }
+
+    /// With `refs` among its [`Self::extension_refs`].
+    #[must_use]
+    pub fn with_refs(mut self, refs: Vec<ExtensionRef>) -> Self {
+        self.more_refs.extend(refs);
+        self
     }
 
     /// The type, as written in component ids.
@@ -107,6 +170,18 @@ impl ComponentConfig {
 
     pub fn owned_file(&self, id: &str) -> Option<OwnedFile> {
         self.options.owned_file(id)
+    }
+
+    /// Every extension the component names.
+    pub fn extension_refs(&self) -> Vec<ExtensionRef> {
+        let mut refs = self.options.extension_refs();
+        refs.extend(self.more_refs.iter().cloned());
+        refs
+    }
+
+    /// What it offers other components, when it is an extension.
+    pub fn roles(&self) -> &'static [ExtensionRole] {
+        self.options.roles()
     }
 }
 

@@ -18,6 +18,7 @@ pub(crate) struct Defined {
     pub receivers: Vec<ComponentId>,
     pub processors: Vec<ComponentId>,
     pub exporters: Vec<ComponentId>,
+    pub extensions: Vec<ComponentId>,
     /// Connectors, all refused: pipelines naming them as receivers or
     /// exporters are not reported again.
     pub connectors: Vec<ComponentId>,
@@ -31,6 +32,7 @@ impl Defined {
             receivers: config.receivers.iter().map(|(id, _)| id.clone()).collect(),
             processors: config.processors.iter().map(|(id, _)| id.clone()).collect(),
             exporters: config.exporters.iter().map(|(id, _)| id.clone()).collect(),
+            extensions: config.extensions.iter().map(|(id, _)| id.clone()).collect(),
             connectors: Vec::new(),
             pipelines: config.service.pipelines.len(),
         }
@@ -41,12 +43,13 @@ impl Defined {
             Section::Receivers => &self.receivers,
             Section::Processors => &self.processors,
             Section::Exporters => &self.exporters,
+            Section::Extensions => &self.extensions,
         }
     }
 }
 
-const TOP_LEVEL_KEYS: &str = "receivers, processors, exporters, service";
-const SERVICE_KEYS: &str = "pipelines, telemetry";
+const TOP_LEVEL_KEYS: &str = "receivers, processors, exporters, extensions, service";
+const SERVICE_KEYS: &str = "extensions, pipelines, telemetry";
 
 /// The typed configuration of what parsed, what was defined, and the
 /// problems of what did not parse.
@@ -59,21 +62,24 @@ pub(crate) fn parse_root(
         receivers: Vec::new(),
         processors: Vec::new(),
         exporters: Vec::new(),
+        extensions: Vec::new(),
         service: ServiceConfig::default(),
     };
     let mut defined = Defined::default();
     for (key, value) in root {
         match key.as_str() {
-            "receivers" | "processors" | "exporters" => {
+            "receivers" | "processors" | "exporters" | "extensions" => {
                 let section = match key.as_str() {
                     "receivers" => Section::Receivers,
                     "processors" => Section::Processors,
-                    _ => Section::Exporters,
+                    "exporters" => Section::Exporters,
+                    _ => Section::Extensions,
                 };
                 let defined_ids = match section {
                     Section::Receivers => &mut defined.receivers,
                     Section::Processors => &mut defined.processors,
                     Section::Exporters => &mut defined.exporters,
+                    Section::Extensions => &mut defined.extensions,
                 };
                 for (id, path, value) in components(&key, value, defined_ids, problems) {
                     match catalog.parse(section, &id.kind, value, &path) {
@@ -176,10 +182,32 @@ fn parse_service(
                 Ok(telemetry) => service.telemetry = telemetry,
                 Err(problem) => problems.push(problem),
             },
+            "extensions" => service.extensions = parse_id_list(value, &path, problems),
             _ => problems.push(unknown_key(&path, SERVICE_KEYS)),
         }
     }
     service
+}
+
+/// A list of component ids, each bad one a problem at `path`.
+fn parse_id_list(value: Value, path: &str, problems: &mut Vec<Problem>) -> Vec<ComponentId> {
+    let names: Vec<String> = match deserialize_at(value, path) {
+        Ok(names) => names,
+        Err(problem) => {
+            problems.push(problem);
+            return Vec::new();
+        }
+    };
+    names
+        .into_iter()
+        .filter_map(|name| match name.parse::<ComponentId>() {
+            Ok(id) => Some(id),
+            Err(error) => {
+                problems.push(Problem::new(path, error.to_string()));
+                None
+            }
+        })
+        .collect()
 }
 
 /// A pipeline as written: lists of ids as text.

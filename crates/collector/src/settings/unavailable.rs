@@ -44,6 +44,7 @@ impl From<Section> for Role {
             Section::Receivers => Role::Receiver,
             Section::Processors => Role::Processor,
             Section::Exporters => Role::Exporter,
+            Section::Extensions => Role::Extension,
         }
     }
 }

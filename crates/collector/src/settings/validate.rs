@@ -9,8 +9,10 @@ use super::problems::{join, Problem};
 /// Every problem across the configuration.
 pub(crate) fn check(config: &Config, defined: &Defined, problems: &mut Vec<Problem>) {
     check_pipelines(config, defined, problems);
+    check_service_extensions(config, defined, problems);
     check_listeners(&listeners(config), problems);
     check_options(config, problems);
+    check_extension_refs(config, defined, problems);
 }
 
 /// A warning for each component no pipeline names: it does not run.
@@ -31,7 +33,76 @@ pub(crate) fn unused_components(config: &Config, defined: &Defined) -> Vec<Probl
             }
         }
     }
+    for id in defined.ids(Section::Extensions) {
+        if !config.service.extensions.contains(id) {
+            warnings.push(Problem::new(
+                join("extensions", &id.to_string()),
+                "defined but not listed in service.extensions, so it does not run",
+            ));
+        }
+    }
     warnings
+}
+
+/// `service.extensions` names defined extensions, each once.
+fn check_service_extensions(config: &Config, defined: &Defined, problems: &mut Vec<Problem>) {
+    let listed = &config.service.extensions;
+    for (index, id) in listed.iter().enumerate() {
+        if listed.iter().take(index).any(|earlier| earlier == id) {
+            problems.push(Problem::new(
+                "service.extensions",
+                format!("\"{id}\" is listed twice"),
+            ));
+        } else if !defined.ids(Section::Extensions).contains(id) {
+            problems.push(Problem::new(
+                "service.extensions",
+                format!("\"{id}\" is not defined under extensions"),
+            ));
+        }
+    }
+}
+
+/// Every extension a component names is defined, runs, and is of the
+/// kind the option needs.
+fn check_extension_refs(config: &Config, defined: &Defined, problems: &mut Vec<Problem>) {
+    for section in [
+        Section::Receivers,
+        Section::Exporters,
+        Section::Processors,
+        Section::Extensions,
+    ] {
+        for (id, component) in config.section(section) {
+            let path = join(section.key(), &id.to_string());
+            for reference in component.extension_refs() {
+                let at = join(&path, &reference.key);
+                let wanted = &reference.id;
+                if !defined.ids(Section::Extensions).contains(wanted) {
+                    problems.push(Problem::new(
+                        at,
+                        format!("\"{wanted}\" is not defined under extensions"),
+                    ));
+                } else if !config.service.extensions.contains(wanted) {
+                    problems.push(Problem::new(
+                        at,
+                        format!(
+                            "\"{wanted}\" is not listed in service.extensions, so it does not run; add it there"
+                        ),
+                    ));
+                } else if let Some((_, extension)) = config
+                    .extensions
+                    .iter()
+                    .find(|(defined, _)| defined == wanted)
+                {
+                    if !extension.roles().contains(&reference.role) {
+                        problems.push(Problem::new(
+                            at,
+                            format!("\"{wanted}\" is not {}", reference.role.describe()),
+                        ));
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn check_pipelines(config: &Config, defined: &Defined, problems: &mut Vec<Problem>) {
@@ -79,12 +150,22 @@ fn check_pipelines(config: &Config, defined: &Defined, problems: &mut Vec<Proble
     }
 }
 
-/// Every listen address, receivers first, then the metrics endpoint.
+/// Every listen address: receivers, then the extensions that run, then
+/// the metrics endpoint.
 fn listeners(config: &Config) -> Vec<Listener> {
     let mut listeners = Vec::new();
-    for (id, receiver) in &config.receivers {
-        let path = join("receivers", &id.to_string());
-        for (key, address) in receiver.listeners() {
+    let running_extensions = config
+        .extensions
+        .iter()
+        .filter(|(id, _)| config.service.extensions.contains(id));
+    let components = config
+        .receivers
+        .iter()
+        .map(|component| (Section::Receivers, component))
+        .chain(running_extensions.map(|component| (Section::Extensions, component)));
+    for (section, (id, component)) in components {
+        let path = join(section.key(), &id.to_string());
+        for (key, address) in component.listeners() {
             listeners.push(Listener {
                 path: format!("{path}.{key}"),
                 address,
@@ -102,8 +183,13 @@ fn listeners(config: &Config) -> Vec<Listener> {
 
 fn check_options(config: &Config, problems: &mut Vec<Problem>) {
     let mut owned: Vec<(String, std::path::PathBuf)> = Vec::new();
-    // Receivers, exporters, processors: the order problems are listed in.
-    for section in [Section::Receivers, Section::Exporters, Section::Processors] {
+    // The order problems are listed in.
+    for section in [
+        Section::Receivers,
+        Section::Exporters,
+        Section::Processors,
+        Section::Extensions,
+    ] {
         for (id, component) in config.section(section) {
             let path = join(section.key(), &id.to_string());
             if let Some(file) = component.owned_file(&id.to_string()) {

@@ -12,4 +12,4 @@ pub use instruments::{
     ExporterMetrics, ProcessorMetrics, QueueLevel, ReceiverMetrics, RefusedReason,
 };
 pub use metrics::{Counter, Registry};
-pub use server::Readiness;
+pub use server::{Phase, Readiness};

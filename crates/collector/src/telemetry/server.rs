@@ -3,7 +3,8 @@
 //! the receivers listen, 503 once shutdown begins).
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::SystemTime;
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -14,9 +15,22 @@ use axum::Router;
 use super::exposition::CONTENT_TYPE;
 use super::metrics::Registry;
 
-/// Where the collector is in its life, for `/ready`.
+/// Where the collector is in its life, for `/ready` and the
+/// `health_check` extension.
 #[derive(Debug, Default)]
-pub struct Readiness(AtomicU8);
+pub struct Readiness {
+    phase: AtomicU8,
+    ready_since: OnceLock<SystemTime>,
+}
+
+/// A phase of the collector's life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Starting,
+    /// Every receiver listens.
+    Ready,
+    ShuttingDown,
+}
 
 const STARTING: u8 = 0;
 const READY: u8 = 1;
@@ -29,21 +43,35 @@ impl Readiness {
 
     /// The receivers listen.
     pub fn set_ready(&self) {
+        let _ = self.ready_since.set(SystemTime::now());
         let _ = self
-            .0
+            .phase
             .compare_exchange(STARTING, READY, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// Shutdown began; this is final.
     pub fn set_shutting_down(&self) {
-        self.0.store(SHUTTING_DOWN, Ordering::Release);
+        self.phase.store(SHUTTING_DOWN, Ordering::Release);
+    }
+
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Acquire) {
+            READY => Phase::Ready,
+            SHUTTING_DOWN => Phase::ShuttingDown,
+            _ => Phase::Starting,
+        }
+    }
+
+    /// When it became ready, if it did.
+    pub fn ready_since(&self) -> Option<SystemTime> {
+        self.ready_since.get().copied()
     }
 
     fn status(&self) -> (StatusCode, &'static str) {
-        match self.0.load(Ordering::Acquire) {
-            READY => (StatusCode::OK, "ready"),
-            SHUTTING_DOWN => (StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
-            _ => (StatusCode::SERVICE_UNAVAILABLE, "starting"),
+        match self.phase() {
+            Phase::Ready => (StatusCode::OK, "ready"),
+            Phase::ShuttingDown => (StatusCode::SERVICE_UNAVAILABLE, "shutting down"),
+            Phase::Starting => (StatusCode::SERVICE_UNAVAILABLE, "starting"),
         }
     }
 }

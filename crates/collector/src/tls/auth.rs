@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -20,14 +20,30 @@ use crate::telemetry::{ReceiverMetrics, RefusedReason};
 /// How often, at most, the token file's modification time is checked.
 const TOKEN_RECHECK: Duration = Duration::from_secs(1);
 
+/// The tokens a server accepts and a client sends, in
+/// `HEADER: SCHEME TOKEN`; cheap to clone.
 #[derive(Clone)]
 pub struct BearerAuth {
-    token: Arc<Token>,
+    tokens: Arc<Tokens>,
+    /// `Bearer` for `auth:`; the extension's `scheme` (may be empty: the
+    /// header is the token alone).
+    scheme: Arc<str>,
+    header: HeaderName,
 }
 
-enum Token {
-    Fixed(Vec<u8>),
-    File(Reloading<Vec<u8>, AuthError>),
+impl std::fmt::Debug for BearerAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The tokens are credentials: never printed.
+        f.debug_struct("BearerAuth")
+            .field("header", &self.header)
+            .field("scheme", &self.scheme)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Tokens {
+    Fixed(Vec<Vec<u8>>),
+    File(Reloading<Vec<Vec<u8>>, AuthError>),
 }
 
 /// Why the bearer token cannot be had.
@@ -42,11 +58,23 @@ pub enum AuthError {
     /// `.0` names the file or the variable.
     #[error("the bearer token in {0} is empty")]
     Empty(String),
+    #[error("{0:?} is not a valid header name")]
+    HeaderName(String),
+}
+
+/// Where [`BearerAuth::with_scheme`] takes its tokens from.
+pub enum TokenSource {
+    /// Tokens given in the configuration.
+    Fixed(Vec<String>),
+    /// A file holding one token per line, read again when it changes.
+    File(String),
 }
 
 impl BearerAuth {
+    /// `auth:`: `Authorization: Bearer TOKEN`, the token alone in its file
+    /// or variable.
     pub fn new(config: &AuthConfig) -> Result<Self, AuthError> {
-        let token = match (&config.bearer_token_file, &config.bearer_token_env) {
+        let tokens = match (&config.bearer_token_file, &config.bearer_token_env) {
             (Some(path), None) => {
                 let file = path.clone();
                 let load = move || {
@@ -54,41 +82,115 @@ impl BearerAuth {
                         path: file.clone(),
                         error,
                     })?;
-                    non_empty(text.trim(), &file)
+                    Ok(vec![non_empty(text.trim(), &file)?])
                 };
-                Token::File(Reloading::new(
-                    "bearer token",
-                    vec![PathBuf::from(path)],
-                    TOKEN_RECHECK,
-                    Box::new(load),
-                )?)
+                reloading(path, Box::new(load))?
             }
             (None, Some(variable)) => {
                 let value =
                     std::env::var(variable).map_err(|_| AuthError::Unset(variable.clone()))?;
-                Token::Fixed(non_empty(value.trim(), variable)?)
+                Tokens::Fixed(vec![non_empty(value.trim(), variable)?])
             }
             _ => return Err(AuthError::NoTokenSource),
         };
         Ok(Self {
-            token: Arc::new(token),
+            tokens: Arc::new(tokens),
+            scheme: Arc::from("Bearer"),
+            header: header::AUTHORIZATION,
         })
     }
 
-    /// Whether the headers carry the right token.
+    /// The `bearertokenauth` extension's: any of the tokens in `header`,
+    /// after `scheme` when it is not empty.
+    pub fn with_scheme(source: TokenSource, scheme: &str, header: &str) -> Result<Self, AuthError> {
+        let tokens = match source {
+            TokenSource::Fixed(tokens) => Tokens::Fixed(
+                tokens
+                    .iter()
+                    .map(|token| non_empty(token.trim(), "token"))
+                    .collect::<Result<_, _>>()?,
+            ),
+            TokenSource::File(path) => {
+                let file = path.clone();
+                let load = move || {
+                    let text = std::fs::read_to_string(&file).map_err(|error| AuthError::Read {
+                        path: file.clone(),
+                        error,
+                    })?;
+                    let tokens: Vec<Vec<u8>> = text
+                        .lines()
+                        .map(str::trim)
+                        .filter(|line| !line.is_empty())
+                        .map(|line| line.as_bytes().to_vec())
+                        .collect();
+                    if tokens.is_empty() {
+                        Err(AuthError::Empty(file.clone()))
+                    } else {
+                        Ok(tokens)
+                    }
+                };
+                reloading(&path, Box::new(load))?
+            }
+        };
+        let header = HeaderName::from_bytes(header.trim().as_bytes())
+            .map_err(|_| AuthError::HeaderName(header.to_owned()))?;
+        Ok(Self {
+            tokens: Arc::new(tokens),
+            scheme: Arc::from(scheme.trim()),
+            header,
+        })
+    }
+
+    /// Whether the headers carry one of the tokens.
     pub fn allows(&self, headers: &HeaderMap) -> bool {
         let Some(given) = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|value| bearer_token(value.as_bytes()))
+            .get(&self.header)
+            .and_then(|value| scheme_token(value.as_bytes(), &self.scheme))
         else {
             return false;
         };
-        match &*self.token {
-            Token::Fixed(token) => constant_time_eq(given, token),
-            Token::File(token) => constant_time_eq(given, &token.current()),
+        let check = |tokens: &[Vec<u8>]| {
+            // Every token is compared, so the time does not tell which.
+            tokens
+                .iter()
+                .fold(false, |found, token| constant_time_eq(given, token) | found)
+        };
+        match &*self.tokens {
+            Tokens::Fixed(tokens) => check(tokens),
+            Tokens::File(tokens) => check(&tokens.current()),
         }
     }
+
+    /// What a client sends: the header and `SCHEME TOKEN` with the first
+    /// token; `None` when that is not a valid header value.
+    pub fn credentials(&self) -> Option<(HeaderName, HeaderValue)> {
+        let first = |tokens: &[Vec<u8>]| tokens.first().cloned();
+        let token = match &*self.tokens {
+            Tokens::Fixed(tokens) => first(tokens),
+            Tokens::File(tokens) => first(&tokens.current()),
+        }?;
+        let mut value = Vec::with_capacity(self.scheme.len() + 1 + token.len());
+        if !self.scheme.is_empty() {
+            value.extend_from_slice(self.scheme.as_bytes());
+            value.push(b' ');
+        }
+        value.extend_from_slice(&token);
+        let mut value = HeaderValue::from_bytes(&value).ok()?;
+        value.set_sensitive(true);
+        Some((self.header.clone(), value))
+    }
 }
+
+fn reloading(path: &str, load: ReloadTokens) -> Result<Tokens, AuthError> {
+    Ok(Tokens::File(Reloading::new(
+        "bearer token",
+        vec![PathBuf::from(path)],
+        TOKEN_RECHECK,
+        load,
+    )?))
+}
+
+type ReloadTokens = Box<dyn Fn() -> Result<Vec<Vec<u8>>, AuthError> + Send + Sync>;
 
 fn non_empty(token: &str, source: &str) -> Result<Vec<u8>, AuthError> {
     if token.is_empty() {
@@ -98,10 +200,15 @@ fn non_empty(token: &str, source: &str) -> Result<Vec<u8>, AuthError> {
     }
 }
 
-/// The token in `Bearer TOKEN` (the scheme in any case).
-fn bearer_token(value: &[u8]) -> Option<&[u8]> {
-    let (scheme, token) = value.split_at_checked(6)?;
-    if !scheme.eq_ignore_ascii_case(b"bearer") {
+/// The token in `SCHEME TOKEN` (the scheme in any case); the whole value
+/// when `scheme` is empty.
+fn scheme_token<'a>(value: &'a [u8], scheme: &str) -> Option<&'a [u8]> {
+    if scheme.is_empty() {
+        let token = value.trim_ascii();
+        return (!token.is_empty()).then_some(token);
+    }
+    let (given, token) = value.split_at_checked(scheme.len())?;
+    if !given.eq_ignore_ascii_case(scheme.as_bytes()) {
         return None;
     }
     let token = token.strip_prefix(b" ")?.trim_ascii();
@@ -210,12 +317,16 @@ mod tests {
 
     #[test]
     fn tokens_are_taken_from_the_bearer_scheme_only() {
+        let bearer_token = |value: &'static [u8]| scheme_token(value, "Bearer");
         assert_eq!(bearer_token(b"Bearer abc"), Some(&b"abc"[..]));
         assert_eq!(bearer_token(b"bearer  abc "), Some(&b"abc"[..]));
         assert_eq!(bearer_token(b"Basic abc"), None);
         assert_eq!(bearer_token(b"Bearer"), None);
         assert_eq!(bearer_token(b"Bearer "), None);
         assert_eq!(bearer_token(b"Bearerabc"), None);
+        assert_eq!(scheme_token(b" abc ", ""), Some(&b"abc"[..]));
+        assert_eq!(scheme_token(b"Token abc", "Token"), Some(&b"abc"[..]));
+        assert_eq!(scheme_token(b"Bearer abc", "Token"), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::settings::units::Duration;
-use crate::settings::Problem;
+use crate::settings::{ComponentId, ExtensionRef, ExtensionRole, Problem};
 
 /// `tls:` on a receiver: the server's certificate chain and key, and
 /// optionally the CAs client certificates must chain to (mutual TLS).
@@ -90,17 +90,40 @@ impl ServerTlsConfig {
 
 /// `auth:` on a receiver: requests must carry `Authorization: Bearer
 /// TOKEN`, the token read from a file (re-read when it changes) or from
-/// an environment variable at start.
+/// an environment variable at start; or, in the Collector's spelling, the
+/// check of an authenticator extension (`authenticator:
+/// bearertokenauth/NAME`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
     pub bearer_token_file: Option<String>,
     pub bearer_token_env: Option<String>,
+    pub authenticator: Option<ComponentId>,
 }
 
 impl AuthConfig {
+    /// The authenticator extension it names, with its key under `prefix`.
+    pub fn extension_ref(&self, prefix: &str) -> Option<ExtensionRef> {
+        self.authenticator.as_ref().map(|id| ExtensionRef {
+            key: format!("{prefix}.authenticator"),
+            id: id.clone(),
+            role: ExtensionRole::Authenticator,
+        })
+    }
+
     /// Every problem in the options, named under `prefix` (e.g. `auth`).
     pub fn problems(&self, prefix: &str) -> Vec<Problem> {
+        if self.authenticator.is_some() {
+            let own = self.bearer_token_file.is_some() || self.bearer_token_env.is_some();
+            return if own {
+                vec![Problem::new(
+                    prefix,
+                    "set authenticator, or bearer_token_file or bearer_token_env, not both",
+                )]
+            } else {
+                Vec::new()
+            };
+        }
         match (&self.bearer_token_file, &self.bearer_token_env) {
             (Some(_), Some(_)) => vec![Problem::new(
                 prefix,
@@ -108,7 +131,7 @@ impl AuthConfig {
             )],
             (None, None) => vec![Problem::new(
                 prefix,
-                "set bearer_token_file or bearer_token_env",
+                "set bearer_token_file or bearer_token_env, or authenticator: bearertokenauth/NAME",
             )],
             (Some(path), None) => file_problem(path)
                 .map(|problem| Problem::new(format!("{prefix}.bearer_token_file"), problem))
@@ -129,8 +152,27 @@ impl AuthConfig {
     }
 }
 
+/// `auth:` on an exporter, in the Collector's shape: the authenticator
+/// extension whose credentials every request carries.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientAuthConfig {
+    pub authenticator: ComponentId,
+}
+
+impl ClientAuthConfig {
+    /// The extension it names, with its key under `prefix`.
+    pub fn extension_ref(&self, prefix: &str) -> ExtensionRef {
+        ExtensionRef {
+            key: format!("{prefix}.authenticator"),
+            id: self.authenticator.clone(),
+            role: ExtensionRole::Authenticator,
+        }
+    }
+}
+
 /// Why a file an option names cannot be used, if it cannot.
-fn file_problem(path: &str) -> Option<String> {
+pub fn file_problem(path: &str) -> Option<String> {
     if path.trim().is_empty() {
         return Some("is empty; name a file".to_owned());
     }

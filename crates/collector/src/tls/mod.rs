@@ -7,8 +7,8 @@ pub mod config;
 mod reload;
 mod server;
 
-pub use auth::AuthError;
-pub(crate) use auth::{protect_router, refused as refused_unauthenticated, BearerAuth};
+pub(crate) use auth::{protect_router, refused as refused_unauthenticated};
+pub use auth::{AuthError, BearerAuth, TokenSource};
 pub(crate) use server::ReloadingAcceptor;
 pub use server::{Alpn, TlsError};
 
@@ -62,15 +62,25 @@ impl Security {
         auth: Option<&AuthConfig>,
         alpn: Alpn,
     ) -> Result<Self, SecurityError> {
+        let auth = auth
+            .map(BearerAuth::new)
+            .transpose()
+            .map_err(SecurityError::Auth)?;
+        Self::with_auth(tls, auth, alpn)
+    }
+
+    /// [`Self::new`] with the token check already made, like an
+    /// authenticator extension's.
+    pub fn with_auth(
+        tls: Option<&ServerTlsConfig>,
+        auth: Option<BearerAuth>,
+        alpn: Alpn,
+    ) -> Result<Self, SecurityError> {
         let tls_config = tls;
         let tls = tls
             .map(|tls| ReloadingAcceptor::new(tls, alpn).map(Arc::new))
             .transpose()
             .map_err(SecurityError::Tls)?;
-        let auth = auth
-            .map(BearerAuth::new)
-            .transpose()
-            .map_err(SecurityError::Auth)?;
         let handshakes = tls_config.map_or_else(HandshakeLimits::default, |tls| HandshakeLimits {
             timeout: tls.handshake_timeout.0,
             max_in_progress: usize::try_from(tls.max_concurrent_handshakes).unwrap_or(usize::MAX),

@@ -120,6 +120,7 @@ fn destination(args: &SendArgs) -> Result<Destination, DestinationError> {
                 endpoint: args.endpoint.clone(),
                 tls,
                 headers,
+                auth: None,
                 compression,
                 helper: ExporterHelperConfig {
                     timeout,
@@ -138,6 +139,7 @@ fn destination(args: &SendArgs) -> Result<Destination, DestinationError> {
                 },
                 compression,
                 headers,
+                auth: None,
                 helper: ExporterHelperConfig {
                     timeout,
                     ..ExporterHelperConfig::default()

@@ -4,7 +4,8 @@ use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::settings::units::Duration;
-use crate::settings::{Options, Problem};
+use crate::settings::{ExtensionRef, Options, Problem};
+use crate::tls::config::ClientAuthConfig;
 
 /// Default time one export attempt may take.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -18,6 +19,9 @@ pub struct OtlpExporterConfig {
     pub tls: TlsConfig,
     /// Sent with every export as gRPC metadata.
     pub headers: BTreeMap<String, String>,
+    /// The Collector's `auth: {authenticator: …}`: an authenticator
+    /// extension's credentials on every request.
+    pub auth: Option<ClientAuthConfig>,
     pub compression: Compression,
     /// The sending queue, retries, timeout and dead letters, whose keys
     /// sit beside the others (see [`EmbedsHelper`]).
@@ -30,6 +34,7 @@ impl EmbedsHelper for OtlpExporterConfig {
         "endpoint",
         "tls",
         "headers",
+        "auth",
         "compression",
         "timeout",
         "sending_queue",
@@ -55,6 +60,7 @@ impl Default for OtlpExporterConfig {
             endpoint: String::new(),
             tls: TlsConfig::default(),
             headers: BTreeMap::new(),
+            auth: None,
             compression: Compression::default(),
             helper: Self::default_helper(),
         }
@@ -105,6 +111,13 @@ impl Compression {
 impl OtlpExporterConfig {}
 
 impl Options for OtlpExporterConfig {
+    fn extension_refs(&self) -> Vec<ExtensionRef> {
+        self.auth
+            .iter()
+            .map(|auth| auth.extension_ref("auth"))
+            .collect()
+    }
+
     fn problems(&self) -> Vec<Problem> {
         if self.endpoint.trim().is_empty() {
             vec![Problem::new(

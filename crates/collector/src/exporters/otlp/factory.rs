@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::config::OtlpExporterConfig;
 use super::OtlpGrpcExporter;
-use crate::component::{BuiltExporter, ExporterFactory, StartError};
+use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
@@ -18,14 +18,20 @@ impl ExporterFactory for OtlpExporterFactory {
     fn build(&self, id: &str, options: &OtlpExporterConfig) -> Result<BuiltExporter, StartError> {
         let exporter =
             OtlpGrpcExporter::new(options).map_err(|error| StartError::exporter(id, error))?;
-        let writing = format!(
-            "{id} exporter sending OTLP over gRPC to {}",
-            exporter.endpoint()
-        );
-        Ok(BuiltExporter {
-            exporter: Exporter::new(id, Arc::new(exporter)),
-            writing: Some(writing),
-        })
+        Ok(built(id, exporter))
+    }
+
+    fn build_with(
+        &self,
+        id: &str,
+        options: &OtlpExporterConfig,
+        extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError> {
+        let auth = client_auth(id, options.auth.as_ref(), extensions)?;
+        let exporter = OtlpGrpcExporter::new(options)
+            .map_err(|error| StartError::exporter(id, error))?
+            .with_auth(auth);
+        Ok(built(id, exporter))
     }
 
     fn settings(&self, options: &OtlpExporterConfig) -> ExporterHelperConfig {
@@ -34,6 +40,17 @@ impl ExporterFactory for OtlpExporterFactory {
 
     fn parse_options(value: ::config::Value, path: &str) -> Result<OtlpExporterConfig, Problem> {
         deserialize_embedding(value, path)
+    }
+}
+
+fn built(id: &str, exporter: OtlpGrpcExporter) -> BuiltExporter {
+    let writing = format!(
+        "{id} exporter sending OTLP over gRPC to {}",
+        exporter.endpoint()
+    );
+    BuiltExporter {
+        exporter: Exporter::new(id, Arc::new(exporter)),
+        writing: Some(writing),
     }
 }
 

@@ -26,6 +26,7 @@ use profbridge_translate::otlp::ExportProfilesPartialSuccess;
 
 use super::ExportError;
 use crate::pipeline::Profiles;
+use crate::tls::BearerAuth;
 use codec::ExportCodec;
 use config::{Compression, OtlpExporterConfig, TlsConfig};
 use skip_verify::UnverifiedTlsConnector;
@@ -46,6 +47,8 @@ pub struct OtlpGrpcExporter {
     metadata: MetadataMap,
     compression: Option<CompressionEncoding>,
     timeout: Duration,
+    /// An authenticator extension's credentials, sent with every export.
+    auth: Option<BearerAuth>,
 }
 
 impl OtlpGrpcExporter {
@@ -73,7 +76,15 @@ impl OtlpGrpcExporter {
                 Compression::None => None,
             },
             timeout: config.helper.timeout.0,
+            auth: None,
         })
+    }
+
+    /// Sends `auth`'s credentials with every export.
+    #[must_use]
+    pub fn with_auth(mut self, auth: Option<BearerAuth>) -> Self {
+        self.auth = auth;
+        self
     }
 
     /// The endpoint as configured.
@@ -117,6 +128,9 @@ impl OtlpGrpcExporter {
         })?;
         let mut request = tonic::Request::new(body);
         *request.metadata_mut() = self.metadata.clone();
+        if let Some((key, value)) = self.auth.as_ref().and_then(credentials) {
+            request.metadata_mut().insert(key, value);
+        }
         request.set_timeout(self.timeout);
         let response = grpc
             .unary(request, PathAndQuery::from_static(EXPORT_PATH), ExportCodec)
@@ -229,6 +243,15 @@ fn client_tls(config: &TlsConfig) -> Result<ClientTlsConfig, ClientTlsError> {
         tls = tls.identity(tonic::transport::Identity::from_pem(cert, key));
     }
     Ok(tls)
+}
+
+/// The authenticator's credentials as gRPC metadata.
+fn credentials(auth: &BearerAuth) -> Option<(AsciiMetadataKey, AsciiMetadataValue)> {
+    let (name, value) = auth.credentials()?;
+    let key = AsciiMetadataKey::from_bytes(name.as_str().as_bytes()).ok()?;
+    let mut value = AsciiMetadataValue::try_from(value.as_bytes()).ok()?;
+    value.set_sensitive(true);
+    Some((key, value))
 }
 
 fn metadata(config: &OtlpExporterConfig) -> Result<MetadataMap, ChannelError> {

@@ -4,7 +4,8 @@ use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::exporters::otlp::config::{Compression, TlsConfig, DEFAULT_TIMEOUT};
-use crate::settings::{Options, Problem};
+use crate::settings::{ExtensionRef, Options, Problem};
+use crate::tls::config::ClientAuthConfig;
 
 /// The path appended to `endpoint`.
 pub const PROFILES_PATH: &str = "/v1development/profiles";
@@ -23,6 +24,9 @@ pub struct OtlpHttpExporterConfig {
     pub compression: Compression,
     /// Sent with every request.
     pub headers: BTreeMap<String, String>,
+    /// The Collector's `auth: {authenticator: …}`: an authenticator
+    /// extension's credentials on every request.
+    pub auth: Option<ClientAuthConfig>,
     pub tls: TlsConfig,
     /// The sending queue, retries, timeout and dead letters, whose keys
     /// sit beside the others (see [`EmbedsHelper`]).
@@ -37,6 +41,7 @@ impl EmbedsHelper for OtlpHttpExporterConfig {
         "encoding",
         "compression",
         "headers",
+        "auth",
         "timeout",
         "sending_queue",
         "retry_on_failure",
@@ -64,6 +69,7 @@ impl Default for OtlpHttpExporterConfig {
             encoding: Encoding::default(),
             compression: Compression::default(),
             headers: BTreeMap::new(),
+            auth: None,
             tls: TlsConfig::default(),
             helper: Self::default_helper(),
         }
@@ -84,6 +90,13 @@ pub enum Encoding {
 impl OtlpHttpExporterConfig {}
 
 impl Options for OtlpHttpExporterConfig {
+    fn extension_refs(&self) -> Vec<ExtensionRef> {
+        self.auth
+            .iter()
+            .map(|auth| auth.extension_ref("auth"))
+            .collect()
+    }
+
     fn problems(&self) -> Vec<Problem> {
         if self.endpoint.trim().is_empty() && self.profiles_endpoint.is_none() {
             vec![Problem::new(

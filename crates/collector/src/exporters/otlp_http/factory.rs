@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::config::OtlpHttpExporterConfig;
 use super::OtlpHttpExporter;
-use crate::component::{BuiltExporter, ExporterFactory, StartError};
+use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
@@ -22,11 +22,20 @@ impl ExporterFactory for OtlpHttpExporterFactory {
     ) -> Result<BuiltExporter, StartError> {
         let exporter =
             OtlpHttpExporter::new(options).map_err(|error| StartError::exporter(id, error))?;
-        let writing = format!("{id} exporter sending OTLP over HTTP to {}", exporter.url());
-        Ok(BuiltExporter {
-            exporter: Exporter::new(id, Arc::new(exporter)),
-            writing: Some(writing),
-        })
+        Ok(built(id, exporter))
+    }
+
+    fn build_with(
+        &self,
+        id: &str,
+        options: &OtlpHttpExporterConfig,
+        extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError> {
+        let auth = client_auth(id, options.auth.as_ref(), extensions)?;
+        let exporter = OtlpHttpExporter::new(options)
+            .map_err(|error| StartError::exporter(id, error))?
+            .with_auth(auth);
+        Ok(built(id, exporter))
     }
 
     fn settings(&self, options: &OtlpHttpExporterConfig) -> ExporterHelperConfig {
@@ -38,6 +47,14 @@ impl ExporterFactory for OtlpHttpExporterFactory {
         path: &str,
     ) -> Result<OtlpHttpExporterConfig, Problem> {
         deserialize_embedding(value, path)
+    }
+}
+
+fn built(id: &str, exporter: OtlpHttpExporter) -> BuiltExporter {
+    let writing = format!("{id} exporter sending OTLP over HTTP to {}", exporter.url());
+    BuiltExporter {
+        exporter: Exporter::new(id, Arc::new(exporter)),
+        writing: Some(writing),
     }
 }
 

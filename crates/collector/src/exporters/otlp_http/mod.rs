@@ -21,6 +21,7 @@ use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::otlp::warn_partial_success;
 use super::ExportError;
 use crate::pipeline::Profiles;
+use crate::tls::BearerAuth;
 use config::{Encoding, OtlpHttpExporterConfig, PROFILES_PATH};
 
 /// How much of a reply's body is read.
@@ -35,6 +36,8 @@ pub struct OtlpHttpExporter {
     encoding: Encoding,
     compression: Compression,
     timeout: Duration,
+    /// An authenticator extension's credentials, sent with every export.
+    auth: Option<BearerAuth>,
 }
 
 impl OtlpHttpExporter {
@@ -66,7 +69,15 @@ impl OtlpHttpExporter {
             encoding: config.encoding,
             compression: config.compression,
             timeout: config.helper.timeout.0,
+            auth: None,
         })
+    }
+
+    /// Sends `auth`'s credentials with every export.
+    #[must_use]
+    pub fn with_auth(mut self, auth: Option<BearerAuth>) -> Self {
+        self.auth = auth;
+        self
     }
 
     /// The URL profiles are POSTed to.
@@ -82,10 +93,14 @@ impl OtlpHttpExporter {
             body::encode(batch.request(), self.encoding, self.compression).map_err(|reason| {
                 ExportError::Permanent(format!("cannot encode the batch: {reason}"))
             })?;
+        let mut headers = self.headers.clone();
+        if let Some((name, value)) = self.auth.as_ref().and_then(BearerAuth::credentials) {
+            headers.insert(name, value);
+        }
         let response = self
             .client
             .post(self.url.clone())
-            .headers(self.headers.clone())
+            .headers(headers)
             .timeout(self.timeout)
             .body(body)
             .send()

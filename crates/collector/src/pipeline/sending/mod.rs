@@ -26,5 +26,5 @@ mod persistent;
 mod queued;
 mod retry;
 
-pub use config::{ExporterHelperConfig, OnOverflow, RetryConfig, SendingQueueConfig};
+pub use config::{ExporterHelperConfig, OnOverflow, QueueStorage, RetryConfig, SendingQueueConfig};
 pub use queued::{EnqueueError, HelperError, QueuedExporter};

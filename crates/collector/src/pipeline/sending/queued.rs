@@ -11,7 +11,7 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::bounded::{Bounded, Entry, NoRoom};
-use super::config::{ExporterHelperConfig, OnOverflow};
+use super::config::{ExporterHelperConfig, OnOverflow, QueueStorage};
 use super::dead_letter::{file_stem, DeadLetter};
 use super::persistent::{record, RecordRef, SegmentLog};
 use super::retry::{deliver, stopped, Delivery, Policy};
@@ -293,9 +293,20 @@ async fn open_queue(
             max_bytes,
         )))));
     };
-    let dir = Path::new(storage).join(file_stem(name));
+    let (shown, dir) = match storage {
+        QueueStorage::Directory(parent) => {
+            (parent.clone(), Path::new(parent).join(file_stem(name)))
+        }
+        QueueStorage::Exact(dir) => (dir.display().to_string(), dir.clone()),
+        QueueStorage::Extension(id) => {
+            return Err(HelperError::Storage {
+                path: id.to_string(),
+                error: std::io::Error::other("the storage extension is not running"),
+            })
+        }
+    };
     let storage_error = |error| HelperError::Storage {
-        path: storage.clone(),
+        path: shown.clone(),
         error,
     };
     let opened = tokio::task::spawn_blocking(move || SegmentLog::open(&dir))

@@ -1,8 +1,8 @@
 use serde::Deserialize;
 
 use crate::settings::units::{ByteSize, Duration};
-use crate::settings::Options;
 use crate::settings::Problem;
+use crate::settings::{ExtensionRef, Options};
 use crate::tls::config::security_problems;
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
@@ -212,6 +212,22 @@ impl Default for HttpConfig {
 }
 
 impl Options for OtlpReceiverConfig {
+    fn extension_refs(&self) -> Vec<ExtensionRef> {
+        let grpc = self
+            .protocols
+            .grpc
+            .as_ref()
+            .and_then(|grpc| grpc.auth.as_deref());
+        let http = self
+            .protocols
+            .http
+            .as_ref()
+            .and_then(|http| http.auth.as_deref());
+        let grpc = grpc.and_then(|auth| auth.extension_ref("protocols.grpc.auth"));
+        let http = http.and_then(|auth| auth.extension_ref("protocols.http.auth"));
+        grpc.into_iter().chain(http).collect()
+    }
+
     fn problems(&self) -> Vec<Problem> {
         let mut found = Vec::new();
         let protocols = &self.protocols;

@@ -5,8 +5,8 @@ use crate::receivers::otlp::config::{
     DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT,
 };
 use crate::settings::units::{ByteSize, Duration};
-use crate::settings::Options;
 use crate::settings::Problem;
+use crate::settings::{ExtensionRef, Options};
 use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// `receivers: pyroscope:` — Pyroscope's `POST /ingest`.
@@ -89,6 +89,14 @@ impl PyroscopeReceiverConfig {
 impl Options for PyroscopeReceiverConfig {
     fn problems(&self) -> Vec<Problem> {
         Self::problems(self)
+    }
+
+    fn extension_refs(&self) -> Vec<ExtensionRef> {
+        self.auth
+            .as_deref()
+            .and_then(|auth| auth.extension_ref("auth"))
+            .into_iter()
+            .collect()
     }
 
     fn listeners(&self) -> Vec<(String, String)> {

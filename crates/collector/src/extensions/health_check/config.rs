@@ -1,0 +1,89 @@
+//! `extensions: health_check:` options, as the Collector's
+//! healthcheckextension has them.
+
+use serde::Deserialize;
+
+use crate::settings::{Options, Problem};
+
+/// Where the Collector's health check listens by default.
+pub const DEFAULT_ENDPOINT: &str = "localhost:13133";
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HealthCheckConfig {
+    /// `host:port` to listen on.
+    pub endpoint: String,
+    /// Where the status is served; a path ending in `/` also answers every
+    /// path under it, as Go's HTTP mux does.
+    pub path: String,
+    /// Bodies to send instead of the JSON status.
+    pub response_body: Option<ResponseBody>,
+    /// The Collector's deprecated exporter-failure check: accepted only
+    /// when off.
+    pub check_collector_pipeline: CheckCollectorPipeline,
+}
+
+impl Default for HealthCheckConfig {
+    fn default() -> Self {
+        Self {
+            endpoint: DEFAULT_ENDPOINT.to_owned(),
+            path: "/".to_owned(),
+            response_body: None,
+            check_collector_pipeline: CheckCollectorPipeline::default(),
+        }
+    }
+}
+
+/// `response_body`: the body when healthy and when not.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ResponseBody {
+    pub healthy: String,
+    pub unhealthy: String,
+}
+
+/// `check_collector_pipeline`; its other keys are read and ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckCollectorPipeline {
+    pub enabled: bool,
+    pub interval: String,
+    pub exporter_failure_threshold: i64,
+}
+
+impl Default for CheckCollectorPipeline {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            interval: "5m".to_owned(),
+            exporter_failure_threshold: 5,
+        }
+    }
+}
+
+impl Options for HealthCheckConfig {
+    fn problems(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        if self.endpoint.trim().is_empty() {
+            problems.push(Problem::new(
+                "endpoint",
+                format!("is empty; name host:port, like {DEFAULT_ENDPOINT}"),
+            ));
+        }
+        if !self.path.starts_with('/') {
+            problems.push(Problem::new("path", "must start with /"));
+        }
+        if self.check_collector_pipeline.enabled {
+            problems.push(Problem::new(
+                "check_collector_pipeline.enabled",
+                "is not available in profbridge (the Collector deprecated it); \
+                 alert on profbridge_exporter_send_failed_profiles_total from /metrics instead",
+            ));
+        }
+        problems
+    }
+
+    fn listeners(&self) -> Vec<(String, String)> {
+        vec![("endpoint".to_owned(), self.endpoint.clone())]
+    }
+}

@@ -1,0 +1,121 @@
+//! `extensions: health_check:` answers on its own endpoint whether the
+//! collector is up, as the Collector's healthcheckextension does: 200
+//! once every receiver listens, 503 while starting and from the moment
+//! shutdown begins. The telemetry endpoint's `/health` and `/ready` stay
+//! as they are.
+
+mod config;
+mod status;
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+pub use config::{CheckCollectorPipeline, HealthCheckConfig, ResponseBody, DEFAULT_ENDPOINT};
+pub use status::go_duration;
+
+use crate::component::listen::wait_for;
+use crate::component::{
+    CannotListen, Endpoint, ExtensionContext, ExtensionFactory, ExtensionStartFuture, StartError,
+    StartedExtension,
+};
+use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
+use crate::telemetry::Readiness;
+
+/// Connections a health endpoint keeps open at once.
+const MAX_CONNECTIONS: usize = 64;
+/// How long a health check connection may sit idle.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+const READ_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct HealthCheckExtensionFactory;
+
+impl ExtensionFactory for HealthCheckExtensionFactory {
+    const KIND: &'static str = "health_check";
+    type Options = HealthCheckConfig;
+
+    fn start<'a>(
+        &'a self,
+        options: &'a HealthCheckConfig,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a> {
+        Box::pin(async move {
+            let listener = tokio::net::TcpListener::bind(options.endpoint.as_str())
+                .await
+                .map_err(|error| {
+                    StartError::extension(
+                        context.id,
+                        CannotListen {
+                            endpoint: options.endpoint.clone(),
+                            error,
+                        },
+                    )
+                })?;
+            let mut started = StartedExtension::default();
+            if let Ok(address) = listener.local_addr() {
+                started.listening.push(Endpoint {
+                    what: format!("health check ({}, {})", options.path, context.id),
+                    address,
+                });
+            }
+            let router = router(
+                Arc::clone(&context.host.readiness),
+                options.path.clone(),
+                options.response_body.clone(),
+            );
+            let incoming = Incoming::new(
+                listener,
+                ConnectionLimits {
+                    max_connections: MAX_CONNECTIONS,
+                    idle_timeout: IDLE_TIMEOUT,
+                },
+                None,
+            );
+            let limits = HttpLimits {
+                read_header_timeout: READ_HEADER_TIMEOUT,
+                max_concurrent_streams: 16,
+            };
+            let shutdown = wait_for(context.stopped.clone());
+            let id = context.id.to_owned();
+            started.tasks.push(tokio::spawn(async move {
+                if let Err(error) = serve_http(incoming, router, limits, shutdown).await {
+                    tracing::error!(%error, extension = id, "health check server failed");
+                }
+            }));
+            Ok(started)
+        })
+    }
+}
+
+#[derive(Clone)]
+struct Served {
+    readiness: Arc<Readiness>,
+    path: Arc<str>,
+    body: Option<Arc<ResponseBody>>,
+}
+
+/// Answers at `path` (and under it, when it ends in `/`); 404 elsewhere.
+fn router(readiness: Arc<Readiness>, path: String, body: Option<ResponseBody>) -> Router {
+    Router::new().fallback(answer).with_state(Served {
+        readiness,
+        path: path.into(),
+        body: body.map(Arc::new),
+    })
+}
+
+async fn answer(State(served): State<Served>, request: Request) -> Response {
+    let asked = request.uri().path();
+    let matches = if served.path.ends_with('/') {
+        asked.starts_with(&*served.path)
+    } else {
+        asked == &*served.path
+    };
+    if !matches {
+        return (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    }
+    status::answer(&served.readiness, served.body.as_deref(), SystemTime::now())
+}

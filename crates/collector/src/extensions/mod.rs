@@ -1,0 +1,5 @@
+//! Extensions: what runs beside the pipelines, one folder each.
+
+pub mod bearertokenauth;
+pub mod file_storage;
+pub mod health_check;
