@@ -7,6 +7,7 @@ mod extensions;
 mod forwarding;
 mod inspect;
 mod legacy_ingest;
+mod pprof_extension;
 mod send;
 mod serve;
 mod support;
