@@ -204,7 +204,7 @@ fn go_tool_pprof_reads_profbridges_own_cpu_profile() {
     );
 
     // Our own fetch: Go's headers, a gzipped pprof of the CPU.
-    let (answer, accepted) = under_load(http, || get(pprof, "/debug/pprof/profile?seconds=1"));
+    let (answer, accepted) = under_load(http, || get(pprof, "/debug/pprof/profile?seconds=2"));
     assert!(accepted > 0, "the load was never accepted");
     assert_eq!(answer.status, 200, "{}", answer.text());
     assert_eq!(

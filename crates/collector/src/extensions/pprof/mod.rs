@@ -22,6 +22,7 @@ use crate::component::{
     StartedExtension,
 };
 use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
+use profbridge_pprof::{encode, EncodeOptions};
 use sampler::Recording;
 
 /// Connections the endpoint keeps open at once.
@@ -43,6 +44,11 @@ pub enum SaveToFileError {
     },
     #[error("save_to_file: cannot profile the run: {0}")]
     Sampler(SamplerError),
+    #[error("save_to_file: cannot write {path}: {error}")]
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
 }
 
 impl ExtensionFactory for PprofExtensionFactory {
@@ -127,19 +133,25 @@ fn save_run_to(
     let id = context.id.to_owned();
     Ok(tokio::spawn(async move {
         wait_for(stopped).await;
-        let written = match http::encoded(recording).await {
-            Ok(bytes) => tokio::fs::write(&path, bytes)
-                .await
-                .map_err(|error| error.to_string()),
-            Err(error) => Err(error.to_string()),
-        };
-        match written {
-            Ok(()) => {
-                tracing::info!(extension = id, path = %path.display(), "CPU profile of the run written")
+        let recorded = recording.stop();
+        // Written by the blocking task itself: the service stops waiting
+        // for an extension after a grace period, the runtime does not
+        // stop before its blocking tasks end.
+        let _ = tokio::task::spawn_blocking(move || {
+            let written = recorded
+                .map_err(SaveToFileError::Sampler)
+                .and_then(|recorded| {
+                    let bytes = encode(&recorded.into_profile(), &EncodeOptions::default());
+                    std::fs::write(&path, bytes).map_err(|error| SaveToFileError::Write {
+                        path: path.clone(),
+                        error,
+                    })
+                });
+            match written {
+                Ok(()) => tracing::info!(extension = id, path = %path.display(), "CPU profile of the run written"),
+                Err(error) => tracing::error!(extension = id, path = %path.display(), %error, "CPU profile of the run not written"),
             }
-            Err(error) => {
-                tracing::error!(extension = id, path = %path.display(), %error, "CPU profile of the run not written")
-            }
-        }
+        })
+        .await;
     }))
 }
