@@ -11,6 +11,7 @@ mod no_mutable_statics;
 mod no_string_errors;
 mod otlp_exporters;
 mod pipeline_processors;
+mod pprof_extension;
 mod processors;
 mod pyroscope_exporter;
 mod receiver_security;

@@ -9,6 +9,7 @@ mod inspect;
 mod legacy_ingest;
 mod memory_limiter;
 mod otelcol_telemetry;
+mod pprof_extension;
 mod real_world_configs;
 mod send;
 mod serve;

@@ -41,6 +41,7 @@ const EXTENSIONS: &[&dyn AnyExtensionFactory] = &[
     &crate::extensions::health_check::HealthCheckExtensionFactory,
     &crate::extensions::file_storage::FileStorageExtensionFactory,
     &crate::extensions::bearertokenauth::BearerTokenAuthExtensionFactory,
+    &crate::extensions::pprof::PprofExtensionFactory,
 ];
 
 /// Every component type the collector has.
