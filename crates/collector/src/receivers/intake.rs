@@ -106,13 +106,18 @@ pub fn admit(
     })
 }
 
+/// Why a request is refused before it is read.
+const FULL_BEFORE_DECODING: &str =
+    "refused a request before decoding it: a pipeline, or every exporter of it, is full";
+
 fn refused_before_decoding(metrics: &ReceiverMetrics) {
     metrics.refused_request(RefusedReason::Unavailable);
+    metrics.note_refusal(RefusedReason::Unavailable, FULL_BEFORE_DECODING);
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,
         reason = RefusedReason::Unavailable.as_str(),
-        "refused a request before decoding it: a pipeline, or every exporter of it, is full"
+        FULL_BEFORE_DECODING
     );
 }
 
@@ -255,6 +260,7 @@ pub(super) fn refuse(
     detail: &str,
 ) {
     metrics.refused(reason, profiles);
+    metrics.note_refusal(reason, &format!("{profiles} profiles: {detail}"));
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,

@@ -2,10 +2,11 @@
 //! `otelcol_*` metrics under the prefix `profbridge_`.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::metrics::{labels, Counter, Registry};
 use super::process;
+use super::recent_errors::{ErrorLog, Source};
 
 /// Why a receiver refused profiles: the `reason` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +44,8 @@ pub struct ReceiverMetrics {
     strings_replaced: Counter,
     /// This receiver's limit on the log line about replaced strings.
     replaced_strings_log: Arc<LogLimiter>,
+    /// Its last few refusals, for the zpages.
+    errors: ErrorLog,
 }
 
 /// How often a receiver may log that strings were replaced.
@@ -145,7 +148,23 @@ impl ReceiverMetrics {
                 both(),
             ),
             replaced_strings_log: Arc::new(LogLimiter::default()),
+            errors: registry.errors().log(Source::Receiver, receiver),
         }
+    }
+
+    /// Keeps why a request or its profiles were refused among the
+    /// receiver's recent errors.
+    pub fn note_refusal(&self, reason: RefusedReason, detail: &str) {
+        self.note_error(&format!(
+            "{} ({}): {detail}",
+            reason.as_str(),
+            self.transport
+        ));
+    }
+
+    /// Keeps `message` among the receiver's recent errors.
+    pub fn note_error(&self, message: &str) {
+        self.errors.note(message, SystemTime::now());
     }
 
     /// Counts `count` strings of one received profile that were not UTF-8
@@ -199,6 +218,8 @@ pub struct ExporterMetrics {
     enqueue_failed_profiles: Counter,
     dead_letter_write_failures: Counter,
     queue_storage_failures: Counter,
+    /// Its last few errors, for the zpages.
+    errors: ErrorLog,
 }
 
 impl ExporterMetrics {
@@ -230,7 +251,13 @@ impl ExporterMetrics {
                 "Requests the persistent sending queue could not write to disk (a full disk, say); each was refused with a retryable code.",
                 label(),
             ),
+            errors: registry.errors().log(Source::Exporter, exporter),
         }
+    }
+
+    /// Keeps `message` among the exporter's recent errors.
+    pub fn note_error(&self, message: &str) {
+        self.errors.note(message, SystemTime::now());
     }
 
     pub fn exported(&self, profiles: usize, succeeded: bool) {
