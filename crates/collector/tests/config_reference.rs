@@ -53,6 +53,7 @@ use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
 use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
 use profbridge_collector::extensions::health_check::HealthCheckConfig;
+use profbridge_collector::extensions::zpages::ZPagesConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
 use profbridge_collector::processors::{BatchProcessorConfig, ResourceProcessorConfig};
 use profbridge_collector::receivers::file::config::FileReceiverConfig;
@@ -454,6 +455,7 @@ fn extension_paths(kind: &str) -> BTreeSet<String> {
     let root = format!("extensions.{kind}");
     match kind {
         "health_check" => walk::<HealthCheckConfig>(&root),
+        "zpages" => walk::<ZPagesConfig>(&root),
         _ => panic!("extension type {kind:?} is new: add its config struct to extension_paths"),
     }
 }

@@ -13,3 +13,4 @@ mod pipeline_processors;
 mod processors;
 mod pyroscope_exporter;
 mod receiver_security;
+mod zpages;

@@ -11,3 +11,4 @@ mod send;
 mod serve;
 mod support;
 mod telemetry;
+mod zpages;

@@ -36,8 +36,10 @@ const EXPORTERS: &[&dyn AnyExporterFactory] = &[
 ];
 
 /// Extension types, in the order messages list them.
-const EXTENSIONS: &[&dyn AnyExtensionFactory] =
-    &[&crate::extensions::health_check::HealthCheckExtensionFactory];
+const EXTENSIONS: &[&dyn AnyExtensionFactory] = &[
+    &crate::extensions::health_check::HealthCheckExtensionFactory,
+    &crate::extensions::zpages::ZPagesExtensionFactory,
+];
 
 /// Every component type the collector has.
 #[derive(Debug, Clone, Copy, Default)]
