@@ -121,6 +121,27 @@ const SENT_NOP: &str = "profbridge_exporter_sent_profiles_total{exporter=\"nop\"
 const FAILED_DOWN: &str =
     "profbridge_exporter_send_failed_profiles_total{exporter=\"otlphttp/down\"}";
 
+/// Whether every queue, the pipelines' and the exporters', is empty:
+/// then no figure changes any more.
+fn all_empty(metrics: &str) -> bool {
+    let levels = [
+        "profbridge_exporter_queue_size{",
+        "profbridge_exporter_queue_size_bytes{",
+        "profbridge_pipeline_queue_size_bytes{",
+    ];
+    let mut seen = 0;
+    for line in metrics.lines() {
+        if levels.iter().any(|level| line.starts_with(level)) {
+            seen += 1;
+            if !line.ends_with(" 0") {
+                return false;
+            }
+        }
+    }
+    assert!(seen >= levels.len(), "no queue levels in:\n{metrics}");
+    true
+}
+
 /// What the test sent, and what `/metrics` counted of it.
 struct Sent {
     profiles: u64,
@@ -146,6 +167,7 @@ fn send_and_settle(collector: &InProcess) -> Sent {
         assert_eq!(status, 200);
         if metric(&metrics, SENT_NOP) == Some(profiles)
             && metric(&metrics, FAILED_DOWN) == Some(profiles)
+            && all_empty(&metrics)
         {
             break metrics;
         }
@@ -285,6 +307,25 @@ fn agrees_with_metrics(table: &[Vec<String>], metrics: &str, expected: usize) {
             metric(metrics, &figure[2]),
             Some(number(&figure[1])),
             "the page shows another value than /metrics for {figure:?}"
+        );
+    }
+}
+
+/// Each row of "Every series" (series, value) shows what `/metrics` has
+/// for it; at least `least` rows.
+fn every_series_agrees(table: &[Vec<String>], metrics: &str, least: usize) {
+    let series: Vec<_> = table
+        .iter()
+        .skip_while(|row| row.first().is_none_or(|cell| cell != "Series"))
+        .skip(1)
+        .take_while(|row| row.len() == 2)
+        .collect();
+    assert!(series.len() >= least, "{table:#?}");
+    for row in series {
+        assert_eq!(
+            metric(metrics, &row[0]),
+            Some(number(&row[1])),
+            "the page shows another value than /metrics for {row:?}"
         );
     }
 }
@@ -493,6 +534,7 @@ fn a_browser_shows_each_pipeline_and_component_with_what_flowed() {
     let table = rows(&page);
     assert_eq!(number(&row(&table, "Accepted profiles")[1]), sent.profiles);
     agrees_with_metrics(&table, &sent.metrics, 8);
+    every_series_agrees(&table, &sent.metrics, 8);
     assert_eq!(number(&row(&table, "Refused requests: invalid")[1]), 1);
     assert_eq!(number(&row(&table, "Refused profiles: unavailable")[1]), 0);
     let text = page_text(&page);
@@ -511,6 +553,8 @@ fn a_browser_shows_each_pipeline_and_component_with_what_flowed() {
         sent.profiles
     );
     agrees_with_metrics(&table, &sent.metrics, 5);
+    // The counters, and the queue's gauges, which do not change now.
+    every_series_agrees(&table, &sent.metrics, 9);
     let capacity = metric(
         &sent.metrics,
         "profbridge_exporter_queue_capacity{exporter=\"otlphttp/down\"}",
@@ -602,7 +646,9 @@ fn pages_answer_at_the_collectors_paths_and_nowhere_else() {
         "/debug/pipelinez?pipelinenamez=profiles%2Fmain%20%26%20%3Cmore%3E&componentnamez=batch",
     );
     assert_eq!(status, 200, "{body}");
-    assert!(page_text(&body).contains("Processor batch"));
+    let text = page_text(&body);
+    assert!(text.contains("Processor batch"), "{text}");
+    assert!(text.contains("It has no metrics of its own"), "{text}");
     let (drained, _) = collector.stop();
     assert!(drained);
 }

@@ -124,12 +124,22 @@ impl Registry {
         family
             .series
             .iter()
-            .map(|(labels, value)| {
-                let value = match value {
-                    Value::Counter(counter) => counter.get() as f64,
-                    Value::Gauge(read) => read(),
-                };
-                (labels.clone(), value)
+            .map(|(labels, value)| (labels.clone(), current(value)))
+            .collect()
+    }
+
+    /// Every series that has the label `key="value"`: (name, labels,
+    /// current value), by name.
+    pub fn series_labelled(&self, key: &str, value: &str) -> Vec<(String, Labels, f64)> {
+        let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        families
+            .iter()
+            .flat_map(|(name, family)| {
+                family
+                    .series
+                    .iter()
+                    .filter(|(labels, _)| labels.iter().any(|(k, v)| k == key && v == value))
+                    .map(move |(labels, read)| (name.clone(), labels.clone(), current(read)))
             })
             .collect()
     }
@@ -144,6 +154,13 @@ impl Registry {
     pub fn render(&self) -> String {
         let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
         exposition::render(&families)
+    }
+}
+
+fn current(value: &Value) -> f64 {
+    match value {
+        Value::Counter(counter) => counter.get() as f64,
+        Value::Gauge(read) => read(),
     }
 }
 
@@ -173,6 +190,10 @@ mod tests {
         assert_eq!(registry.series("c_total"), [(labels(&[("k", "v")]), 3.0)]);
         assert_eq!(registry.series("g"), [(labels(&[("k", "w")]), 2.5)]);
         assert!(registry.series("missing").is_empty());
+        assert_eq!(
+            registry.series_labelled("k", "w"),
+            [("g".to_owned(), labels(&[("k", "w")]), 2.5)]
+        );
     }
 
     #[test]

@@ -57,15 +57,59 @@ pub fn page(host: &Host, pipeline: &str, id: &str, kind: Option<Kind>) -> Respon
     match kind {
         Kind::Receiver => receiver_figures(&mut page, &reading, id),
         Kind::Exporter => exporter_figures(&mut page, &reading, id),
-        Kind::Processor => page.note(
-            "Processors have no counters of their own: what passes them shows on the \
-             pipeline's receivers and exporters.",
-        ),
+        Kind::Processor => {}
     }
     if kind.source().is_some() {
         recent_errors(&mut page, host, kind, id);
     }
+    every_series(&mut page, &reading, kind, id, pipeline);
     html(StatusCode::OK, page)
+}
+
+/// Every series of the component, under every name it is served as; a
+/// series labelled with another pipeline is that pipeline's instance.
+fn every_series(page: &mut Page, reading: &Reading<'_>, kind: Kind, id: &str, pipeline: &str) {
+    page.heading("Every series");
+    let rows: Vec<_> = reading
+        .labelled(kind.key(), id)
+        .into_iter()
+        .filter(|(_, labels, _)| {
+            labels
+                .iter()
+                .all(|(key, value)| key != "pipeline" || value == pipeline)
+        })
+        .map(|(name, labels, value)| {
+            let labels: Vec<(&str, &str)> = labels
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.as_str()))
+                .collect();
+            vec![
+                Markup::code(&series(&name, &labels)),
+                Markup::text(&number(value)),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        page.note(
+            "It has no metrics of its own: what passes it shows on the pipeline's receivers \
+             and exporters.",
+        );
+        return;
+    }
+    page.table(Table {
+        head: &["Series", "Value"],
+        numeric: &["Value"],
+        rows,
+    });
+}
+
+/// A value as the text format prints it: whole numbers without a point.
+fn number(value: f64) -> String {
+    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e15 {
+        format!("{value:.0}")
+    } else {
+        value.to_string()
+    }
 }
 
 /// One column per transport, and their total when there are several.

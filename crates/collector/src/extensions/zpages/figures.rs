@@ -140,7 +140,7 @@ impl<'a> Reading<'a> {
         let mut total = None;
         for (series, value) in self.registry.series(metric) {
             if labels.iter().all(|wanted| has(&series, *wanted)) {
-                total = Some(total.unwrap_or(0) + as_count(value));
+                total = Some(total.unwrap_or(0u64).saturating_add(as_count(value)));
             }
         }
         total
@@ -179,6 +179,11 @@ impl<'a> Reading<'a> {
         transports.sort();
         transports.dedup();
         transports
+    }
+
+    /// Every series labelled `key="id"`: (name, labels, value).
+    pub fn labelled(&self, key: &str, id: &str) -> Vec<(String, Labels, f64)> {
+        self.registry.series_labelled(key, id)
     }
 
     /// A gauge without labels, like the process's uptime.
