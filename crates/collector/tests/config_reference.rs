@@ -56,6 +56,7 @@ use profbridge_collector::extensions::bearertokenauth::BearerTokenAuthConfig;
 use profbridge_collector::extensions::file_storage::FileStorageConfig;
 use profbridge_collector::extensions::health_check::HealthCheckConfig;
 use profbridge_collector::extensions::pprof::PprofConfig;
+use profbridge_collector::extensions::zpages::ZPagesConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
 use profbridge_collector::processors::memory_limiter::MemoryLimiterConfig;
 use profbridge_collector::processors::{BatchProcessorConfig, ResourceProcessorConfig};
@@ -462,6 +463,7 @@ fn extension_paths(kind: &str) -> BTreeSet<String> {
         "file_storage" => walk::<FileStorageConfig>(&root),
         "bearertokenauth" => walk::<BearerTokenAuthConfig>(&root),
         "pprof" => walk::<PprofConfig>(&root),
+        "zpages" => walk::<ZPagesConfig>(&root),
         _ => panic!("extension type {kind:?} is new: add its config struct to extension_paths"),
     }
 }

@@ -17,3 +17,4 @@ mod pyroscope_exporter;
 mod receiver_security;
 mod telemetry_config;
 mod unavailable_types;
+mod zpages;

@@ -15,3 +15,4 @@ mod send;
 mod serve;
 mod support;
 mod telemetry;
+mod zpages;

@@ -42,8 +42,6 @@ struct Pending {
     paths: &'static [&'static str],
 }
 
-const EXTENSIONS: &str = "extensions: pprof, zpages (issue 21)";
-
 const CASES: &[Case] = &[
     Case {
         file: "pyroscope_docker_gateway.yaml",
@@ -78,10 +76,7 @@ const CASES: &[Case] = &[
     Case {
         file: "otelcol_contrib_default.yaml",
         refused: &["receivers.jaeger", "receivers.zipkin"],
-        pending: &[Pending {
-            feature: EXTENSIONS,
-            paths: &["extensions", "service.extensions"],
-        }],
+        pending: &[],
     },
     Case {
         file: "memory_limiter_first.yaml",

@@ -42,6 +42,7 @@ const EXTENSIONS: &[&dyn AnyExtensionFactory] = &[
     &crate::extensions::file_storage::FileStorageExtensionFactory,
     &crate::extensions::bearertokenauth::BearerTokenAuthExtensionFactory,
     &crate::extensions::pprof::PprofExtensionFactory,
+    &crate::extensions::zpages::ZPagesExtensionFactory,
 ];
 
 /// Every component type the collector has.

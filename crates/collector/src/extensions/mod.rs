@@ -4,3 +4,4 @@ pub mod bearertokenauth;
 pub mod file_storage;
 pub mod health_check;
 pub mod pprof;
+pub mod zpages;

@@ -129,6 +129,10 @@ pub fn admit(
 
 fn refused_before_decoding(metrics: &ReceiverMetrics, detail: &str) {
     metrics.refused_request(RefusedReason::Unavailable);
+    metrics.note_refusal(
+        RefusedReason::Unavailable,
+        &format!("refused a request before decoding it: {detail}"),
+    );
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,
@@ -316,6 +320,7 @@ pub(super) fn refuse(
 ) {
     let profiles = counts.profiles;
     metrics.refused(reason, profiles, counts.samples);
+    metrics.note_refusal(reason, &format!("{profiles} profiles: {detail}"));
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,

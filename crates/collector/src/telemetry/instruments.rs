@@ -4,10 +4,11 @@
 //! that a Collector's dashboards and alerts work unchanged.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::metrics::{labels, Counter, Registry};
 use super::process;
+use super::recent_errors::{ErrorLog, Source};
 
 /// Why a receiver refused profiles: the `reason` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +47,8 @@ pub struct ReceiverMetrics {
     strings_replaced: Counter,
     /// This receiver's limit on the log line about replaced strings.
     replaced_strings_log: Arc<LogLimiter>,
+    /// Its last few refusals, for the zpages.
+    errors: ErrorLog,
 }
 
 /// How often a receiver may log that strings were replaced.
@@ -160,7 +163,23 @@ impl ReceiverMetrics {
                 both(),
             ),
             replaced_strings_log: Arc::new(LogLimiter::default()),
+            errors: registry.errors().log(Source::Receiver, receiver),
         }
+    }
+
+    /// Keeps why a request or its profiles were refused among the
+    /// receiver's recent errors.
+    pub fn note_refusal(&self, reason: RefusedReason, detail: &str) {
+        self.note_error(&format!(
+            "{} ({}): {detail}",
+            reason.as_str(),
+            self.transport
+        ));
+    }
+
+    /// Keeps `message` among the receiver's recent errors.
+    pub fn note_error(&self, message: &str) {
+        self.errors.note(message, SystemTime::now());
     }
 
     /// Counts `count` strings of one received profile that were not UTF-8
@@ -268,6 +287,8 @@ pub struct ExporterMetrics {
     enqueue_failed_samples: Counter,
     dead_letter_write_failures: Counter,
     queue_storage_failures: Counter,
+    /// Its last few errors, for the zpages.
+    errors: ErrorLog,
 }
 
 impl ExporterMetrics {
@@ -314,7 +335,13 @@ impl ExporterMetrics {
                 "Profile samples an exporter's sending queue could not take.",
                 label(),
             ),
+            errors: registry.errors().log(Source::Exporter, exporter),
         }
+    }
+
+    /// Keeps `message` among the exporter's recent errors.
+    pub fn note_error(&self, message: &str) {
+        self.errors.note(message, SystemTime::now());
     }
 
     /// Counts `profiles` holding `samples` written or sent, or given up on.

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::exposition;
+use super::recent_errors::RecentErrors;
 
 /// A monotonically increasing count, cheap to clone and to add to.
 #[derive(Debug, Clone, Default)]
@@ -58,10 +59,12 @@ pub(super) struct Family {
     pub series: BTreeMap<Labels, Value>,
 }
 
-/// Every metric of the process, by name; shared through `Arc`.
+/// Every metric of the process, by name, and the components' recent
+/// errors; shared through `Arc`.
 #[derive(Default)]
 pub struct Registry {
     families: Mutex<BTreeMap<String, Family>>,
+    errors: RecentErrors,
 }
 
 impl Registry {
@@ -149,11 +152,52 @@ impl Registry {
         }
     }
 
+    /// The current value of every series of `name`, by labels.
+    pub fn series(&self, name: &str) -> Vec<(Labels, f64)> {
+        let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(family) = families.get(name) else {
+            return Vec::new();
+        };
+        family
+            .series
+            .iter()
+            .map(|(labels, value)| (labels.clone(), current(value)))
+            .collect()
+    }
+
+    /// Every series that has the label `key="value"`: (name, labels,
+    /// current value), by name.
+    pub fn series_labelled(&self, key: &str, value: &str) -> Vec<(String, Labels, f64)> {
+        let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        families
+            .iter()
+            .flat_map(|(name, family)| {
+                family
+                    .series
+                    .iter()
+                    .filter(|(labels, _)| labels.iter().any(|(k, v)| k == key && v == value))
+                    .map(move |(labels, read)| (name.clone(), labels.clone(), current(read)))
+            })
+            .collect()
+    }
+
+    /// The last few errors of each receiver and exporter.
+    pub fn errors(&self) -> &RecentErrors {
+        &self.errors
+    }
+
     /// Everything, in the Prometheus text format 0.0.4: families by name,
     /// series by labels.
     pub fn render(&self) -> String {
         let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
         exposition::render(&families)
+    }
+}
+
+fn current(value: &Value) -> f64 {
+    match value {
+        Value::Counter(counter) => counter.get() as f64,
+        Value::Read(read) => read(),
     }
 }
 
@@ -171,6 +215,22 @@ mod tests {
         b.add_count(3);
         assert_eq!(a.get(), 5);
         assert_eq!(other.get(), 0);
+    }
+
+    #[test]
+    fn series_read_counters_and_gauges() {
+        let registry = Registry::new();
+        registry
+            .counter("c_total", "help", labels(&[("k", "v")]))
+            .add(3);
+        registry.gauge_fn("g", "help", labels(&[("k", "w")]), || 2.5);
+        assert_eq!(registry.series("c_total"), [(labels(&[("k", "v")]), 3.0)]);
+        assert_eq!(registry.series("g"), [(labels(&[("k", "w")]), 2.5)]);
+        assert!(registry.series("missing").is_empty());
+        assert_eq!(
+            registry.series_labelled("k", "w"),
+            [("g".to_owned(), labels(&[("k", "w")]), 2.5)]
+        );
     }
 
     #[test]

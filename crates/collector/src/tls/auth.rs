@@ -303,6 +303,10 @@ async fn drain(body: axum::body::Body, limit: usize) {
 /// Counts and logs a request refused for its credentials.
 pub(crate) fn refused(metrics: &ReceiverMetrics) {
     metrics.refused_request(RefusedReason::Unauthenticated);
+    metrics.note_refusal(
+        RefusedReason::Unauthenticated,
+        "a request without the right bearer token",
+    );
     tracing::debug!(
         receiver = %metrics.receiver,
         transport = metrics.transport,

@@ -188,6 +188,10 @@ impl QueuedExporter {
             shared
                 .metrics
                 .enqueue_failed(batch.profile_count(), batch.sample_count());
+            shared.metrics.note_error(&format!(
+                "dropped {} profiles the sending queue could not take: {error}",
+                batch.profile_count()
+            ));
             tracing::warn!(
                 exporter = self.name(),
                 profiles = batch.profile_count(),
@@ -397,6 +401,10 @@ impl Shared {
 
     fn storage_failed(&self, log: &SegmentLog, error: &std::io::Error) -> EnqueueError {
         self.metrics.queue_storage_failed();
+        self.metrics.note_error(&format!(
+            "persistent queue {}: cannot store a request: {error}",
+            log.dir().display()
+        ));
         tracing::error!(
             exporter = self.name(),
             queue = %log.dir().display(),
@@ -445,6 +453,8 @@ impl Shared {
             Delivery::Failed { error, .. } => error.to_string(),
         };
         self.metrics.exported(profiles, samples, false);
+        self.metrics
+            .note_error(&format!("export of {profiles} profiles failed: {reason}"));
         let Some(dead_letter) = &self.dead_letter else {
             tracing::error!(exporter = self.name(), profiles, %reason, "export failed; request dropped");
             return true;
@@ -488,6 +498,10 @@ impl Shared {
                 Err(error) => error,
             };
             self.metrics.dead_letter_write_failed();
+            self.metrics.note_error(&format!(
+                "cannot write a failed request to the dead-letter directory {}: {error}",
+                dead_letter.dir().display()
+            ));
             let stopping = *stop.borrow();
             tracing::error!(
                 exporter = self.name(),

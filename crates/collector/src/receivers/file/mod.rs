@@ -271,6 +271,8 @@ impl Watcher {
     /// Logs why, moves the file to the failed folder, and records it so
     /// that it is not read again.
     fn fail(&mut self, path: &Path, identity: FileIdentity, reason: &str) {
+        self.metrics
+            .note_error(&format!("cannot deliver {}: {reason}", path.display()));
         let dir = match &self.config.failed_dir {
             Some(dir) => PathBuf::from(dir),
             None => path

@@ -89,6 +89,8 @@ where
             // Refused before its body is read: under overload, refusals
             // must stay cheap.
             self.metrics.refused_request(RefusedReason::Unavailable);
+            self.metrics
+                .note_refusal(RefusedReason::Unavailable, "a pipeline is full");
             return answer(unavailable());
         }
         // The client's deadline, when it is sooner than ours.
@@ -215,6 +217,8 @@ impl ExportServer {
     /// counted.
     fn undecodable(&self, status: Status) -> Status {
         self.metrics.refused_request(RefusedReason::Invalid);
+        self.metrics
+            .note_refusal(RefusedReason::Invalid, status.message());
         tracing::warn!(
             receiver = %self.metrics.receiver,
             transport = self.metrics.transport,

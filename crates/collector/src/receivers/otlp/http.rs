@@ -308,6 +308,9 @@ fn unavailable(encoding: Encoding) -> Response {
 /// Logs a request refused before its profiles could be counted.
 fn undecodable(receiver: &Receiver, detail: &str) {
     receiver.metrics.refused_request(RefusedReason::Invalid);
+    receiver
+        .metrics
+        .note_refusal(RefusedReason::Invalid, detail);
     tracing::warn!(
         receiver = %receiver.metrics.receiver,
         transport = receiver.metrics.transport,

@@ -154,6 +154,8 @@ impl Intake {
     /// counted.
     pub fn note_refusal(&self, failure: &Failure) {
         self.metrics.refused_request(RefusedReason::Invalid);
+        self.metrics
+            .note_refusal(RefusedReason::Invalid, failure.message());
         tracing::warn!(
             receiver = %self.metrics.receiver,
             transport = self.metrics.transport,

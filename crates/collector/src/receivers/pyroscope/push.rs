@@ -121,6 +121,14 @@ pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body:
                     .metrics
                     // Left out unread: their samples are not known.
                     .refused(RefusedReason::Invalid, rejections.left_out, 0);
+                intake.metrics.note_refusal(
+                    RefusedReason::Invalid,
+                    &format!(
+                        "{} profiles of a push that cannot be read: {}",
+                        rejections.left_out,
+                        rejections.summary()
+                    ),
+                );
                 tracing::warn!(
                     receiver = %intake.metrics.receiver,
                     transport = intake.metrics.transport,

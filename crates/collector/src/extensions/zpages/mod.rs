@@ -1,0 +1,168 @@
+//! `extensions: zpages:` serves the Collector's zPages on its own
+//! endpoint: `/debug/servicez`, `/debug/pipelinez` (a page per pipeline
+//! and per component: what flows, what is queued and refused, recent
+//! errors), `/debug/extensionz` and `/debug/featurez`; plain HTML written
+//! by the server, values from the collector's own metrics.
+
+mod component;
+mod config;
+mod figures;
+mod html;
+mod parts;
+mod pipelines;
+mod service;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Query, Request, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use serde::Deserialize;
+
+pub use config::{Expvar, ZPagesConfig, DEFAULT_ENDPOINT};
+
+use crate::component::listen::wait_for;
+use crate::component::{
+    CannotListen, Endpoint, ExtensionContext, ExtensionFactory, ExtensionStartFuture, Host,
+    StartError, StartedExtension,
+};
+use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
+use parts::{Kind, PIPELINEZ};
+
+/// Connections the pages keep open at once.
+const MAX_CONNECTIONS: usize = 64;
+/// How long a connection may sit idle.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+const READ_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub struct ZPagesExtensionFactory;
+
+impl ExtensionFactory for ZPagesExtensionFactory {
+    const KIND: &'static str = "zpages";
+    type Options = ZPagesConfig;
+
+    fn start<'a>(
+        &'a self,
+        options: &'a ZPagesConfig,
+        context: ExtensionContext<'a>,
+    ) -> ExtensionStartFuture<'a> {
+        Box::pin(async move {
+            let listener = tokio::net::TcpListener::bind(options.endpoint.as_str())
+                .await
+                .map_err(|error| {
+                    StartError::extension(
+                        context.id,
+                        CannotListen {
+                            endpoint: options.endpoint.clone(),
+                            error,
+                        },
+                    )
+                })?;
+            let mut started = StartedExtension::default();
+            if let Ok(address) = listener.local_addr() {
+                started.listening.push(Endpoint {
+                    what: format!("zpages ({}, {})", service::SERVICEZ, context.id),
+                    address,
+                });
+            }
+            let incoming = Incoming::new(
+                listener,
+                ConnectionLimits {
+                    max_connections: MAX_CONNECTIONS,
+                    idle_timeout: IDLE_TIMEOUT,
+                },
+                None,
+            );
+            let limits = HttpLimits {
+                read_header_timeout: READ_HEADER_TIMEOUT,
+                max_concurrent_streams: 16,
+            };
+            let router = router(Arc::clone(context.host));
+            let shutdown = wait_for(context.stopped.clone());
+            let id = context.id.to_owned();
+            started.tasks.push(tokio::spawn(async move {
+                if let Err(error) = serve_http(incoming, router, limits, shutdown).await {
+                    tracing::error!(%error, extension = id, "zpages server failed");
+                }
+            }));
+            Ok(started)
+        })
+    }
+}
+
+/// The pages, at the Collector's paths; 404 elsewhere.
+fn router(host: Arc<Host>) -> Router {
+    Router::new()
+        .route(service::SERVICEZ, get(servicez))
+        .route(PIPELINEZ, get(pipelinez))
+        .route(service::EXTENSIONZ, get(extensionz))
+        .route(service::FEATUREZ, get(featurez))
+        .fallback(elsewhere)
+        .with_state(host)
+}
+
+async fn servicez(State(host): State<Arc<Host>>) -> Response {
+    service::servicez(&host)
+}
+
+async fn featurez() -> Response {
+    service::featurez()
+}
+
+/// The Collector's query parameters of `/debug/pipelinez`; empty counts as
+/// absent, as in Go.
+#[derive(Deserialize)]
+struct PipelineQuery {
+    pipelinenamez: Option<String>,
+    componentnamez: Option<String>,
+    componentkindz: Option<String>,
+}
+
+async fn pipelinez(State(host): State<Arc<Host>>, Query(query): Query<PipelineQuery>) -> Response {
+    let given = |value: Option<String>| value.filter(|value| !value.is_empty());
+    let pipeline = given(query.pipelinenamez);
+    let component = given(query.componentnamez);
+    let kind = given(query.componentkindz);
+    let kind = match kind.as_deref().map(Kind::parse) {
+        None => None,
+        Some(Some(kind)) => Some(kind),
+        Some(None) => {
+            return parts::not_found(
+                "No such component kind",
+                "componentkindz is one of receiver, processor, exporter.",
+            )
+        }
+    };
+    match (pipeline, component) {
+        (None, _) => pipelines::overview(&host),
+        (Some(pipeline), None) => pipelines::pipeline(&host, &pipeline),
+        (Some(pipeline), Some(component)) => component::page(&host, &pipeline, &component, kind),
+    }
+}
+
+#[derive(Deserialize)]
+struct ExtensionQuery {
+    zextensionname: Option<String>,
+}
+
+async fn extensionz(
+    State(host): State<Arc<Host>>,
+    Query(query): Query<ExtensionQuery>,
+) -> Response {
+    let selected = query.zextensionname.filter(|name| !name.is_empty());
+    service::extensionz(&host, selected.as_deref())
+}
+
+async fn elsewhere(request: Request) -> Response {
+    let path = request.uri().path();
+    match service::NOT_AVAILABLE
+        .iter()
+        .find(|(unavailable, _)| *unavailable == path)
+    {
+        Some((path, why)) => service::not_available(path, why),
+        None => (StatusCode::NOT_FOUND, "404 page not found\n").into_response(),
+    }
+}
