@@ -648,7 +648,17 @@ fn pages_answer_at_the_collectors_paths_and_nowhere_else() {
     assert_eq!(status, 200, "{body}");
     let text = page_text(&body);
     assert!(text.contains("Processor batch"), "{text}");
-    assert!(text.contains("It has no metrics of its own"), "{text}");
+    // A processor's own counters are the samples in and out.
+    assert!(
+        text.contains("profbridge_processor_incoming_samples_total{processor=\"batch\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "otelcol_processor_outgoing_items{processor=\"batch\",otel_signal=\"profiles\"}"
+        ),
+        "{text}"
+    );
     let (drained, _) = collector.stop();
     assert!(drained);
 }
