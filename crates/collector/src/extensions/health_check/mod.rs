@@ -18,19 +18,14 @@ use axum::Router;
 pub use config::{CheckCollectorPipeline, HealthCheckConfig, ResponseBody, DEFAULT_ENDPOINT};
 pub use status::go_duration;
 
-use crate::component::listen::wait_for;
+use super::http_endpoint;
 use crate::component::{
-    CannotListen, Endpoint, ExtensionContext, ExtensionFactory, ExtensionStartFuture, StartError,
-    StartedExtension,
+    ExtensionContext, ExtensionFactory, ExtensionStartFuture, StartedExtension,
 };
-use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
 use crate::telemetry::Readiness;
 
-/// Connections a health endpoint keeps open at once.
-const MAX_CONNECTIONS: usize = 64;
 /// How long a health check connection may sit idle.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-const READ_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct HealthCheckExtensionFactory;
 
@@ -44,48 +39,21 @@ impl ExtensionFactory for HealthCheckExtensionFactory {
         context: ExtensionContext<'a>,
     ) -> ExtensionStartFuture<'a> {
         Box::pin(async move {
-            let listener = tokio::net::TcpListener::bind(options.endpoint.as_str())
-                .await
-                .map_err(|error| {
-                    StartError::extension(
-                        context.id,
-                        CannotListen {
-                            endpoint: options.endpoint.clone(),
-                            error,
-                        },
-                    )
-                })?;
+            let listener = http_endpoint::bind(&context, &options.endpoint).await?;
             let mut started = StartedExtension::default();
-            if let Ok(address) = listener.local_addr() {
-                started.listening.push(Endpoint {
-                    what: format!("health check ({}, {})", options.path, context.id),
-                    address,
-                });
-            }
             let router = router(
                 Arc::clone(&context.host.readiness),
                 options.path.clone(),
                 options.response_body.clone(),
             );
-            let incoming = Incoming::new(
+            let what = format!("health check ({}, {})", options.path, context.id);
+            http_endpoint::serve(
+                &context,
+                &mut started,
                 listener,
-                ConnectionLimits {
-                    max_connections: MAX_CONNECTIONS,
-                    idle_timeout: IDLE_TIMEOUT,
-                },
-                None,
+                (what, IDLE_TIMEOUT),
+                router,
             );
-            let limits = HttpLimits {
-                read_header_timeout: READ_HEADER_TIMEOUT,
-                max_concurrent_streams: 16,
-            };
-            let shutdown = wait_for(context.stopped.clone());
-            let id = context.id.to_owned();
-            started.tasks.push(tokio::spawn(async move {
-                if let Err(error) = serve_http(incoming, router, limits, shutdown).await {
-                    tracing::error!(%error, extension = id, "health check server failed");
-                }
-            }));
             Ok(started)
         })
     }

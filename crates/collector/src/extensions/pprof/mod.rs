@@ -16,21 +16,17 @@ pub use config::{PprofConfig, DEFAULT_ENDPOINT};
 pub use http::{DEFAULT_SECONDS, MAX_SECONDS};
 pub use sampler::{SamplerError, FREQUENCY_HZ};
 
+use super::http_endpoint;
 use crate::component::listen::wait_for;
 use crate::component::{
-    CannotListen, Endpoint, ExtensionContext, ExtensionFactory, ExtensionStartFuture, StartError,
-    StartedExtension,
+    ExtensionContext, ExtensionFactory, ExtensionStartFuture, StartError, StartedExtension,
 };
-use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
 use profbridge_pprof::{encode, EncodeOptions};
 use sampler::Recording;
 
-/// Connections the endpoint keeps open at once.
-const MAX_CONNECTIONS: usize = 64;
 /// How long a connection may sit idle; more than the longest profile,
 /// which sends nothing until it is done.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(MAX_SECONDS + 60);
-const READ_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct PprofExtensionFactory;
 
@@ -61,17 +57,7 @@ impl ExtensionFactory for PprofExtensionFactory {
         context: ExtensionContext<'a>,
     ) -> ExtensionStartFuture<'a> {
         Box::pin(async move {
-            let listener = tokio::net::TcpListener::bind(options.endpoint.as_str())
-                .await
-                .map_err(|error| {
-                    StartError::extension(
-                        context.id,
-                        CannotListen {
-                            endpoint: options.endpoint.clone(),
-                            error,
-                        },
-                    )
-                })?;
+            let listener = http_endpoint::bind(&context, &options.endpoint).await?;
             let go_only = options.go_only_options_set();
             if !go_only.is_empty() {
                 tracing::warn!(
@@ -84,32 +70,15 @@ impl ExtensionFactory for PprofExtensionFactory {
             if let Some(path) = options.save_to() {
                 started.tasks.push(save_run_to(path, &context)?);
             }
-            if let Ok(address) = listener.local_addr() {
-                started.listening.push(Endpoint {
-                    what: format!("pprof extension ({})", context.id),
-                    address,
-                });
-            }
-            let incoming = Incoming::new(
-                listener,
-                ConnectionLimits {
-                    max_connections: MAX_CONNECTIONS,
-                    idle_timeout: IDLE_TIMEOUT,
-                },
-                None,
-            );
-            let limits = HttpLimits {
-                read_header_timeout: READ_HEADER_TIMEOUT,
-                max_concurrent_streams: 16,
-            };
+            let what = format!("pprof extension ({})", context.id);
             let router = http::router(context.stopped.clone());
-            let shutdown = wait_for(context.stopped.clone());
-            let id = context.id.to_owned();
-            started.tasks.push(tokio::spawn(async move {
-                if let Err(error) = serve_http(incoming, router, limits, shutdown).await {
-                    tracing::error!(%error, extension = id, "pprof server failed");
-                }
-            }));
+            http_endpoint::serve(
+                &context,
+                &mut started,
+                listener,
+                (what, IDLE_TIMEOUT),
+                router,
+            );
             Ok(started)
         })
     }

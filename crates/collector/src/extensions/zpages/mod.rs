@@ -24,19 +24,14 @@ use serde::Deserialize;
 
 pub use config::{Expvar, ZPagesConfig, DEFAULT_ENDPOINT};
 
-use crate::component::listen::wait_for;
+use super::http_endpoint;
 use crate::component::{
-    CannotListen, Endpoint, ExtensionContext, ExtensionFactory, ExtensionStartFuture, Host,
-    StartError, StartedExtension,
+    ExtensionContext, ExtensionFactory, ExtensionStartFuture, Host, StartedExtension,
 };
-use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
 use parts::{Kind, PIPELINEZ};
 
-/// Connections the pages keep open at once.
-const MAX_CONNECTIONS: usize = 64;
 /// How long a connection may sit idle.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-const READ_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct ZPagesExtensionFactory;
 
@@ -50,44 +45,17 @@ impl ExtensionFactory for ZPagesExtensionFactory {
         context: ExtensionContext<'a>,
     ) -> ExtensionStartFuture<'a> {
         Box::pin(async move {
-            let listener = tokio::net::TcpListener::bind(options.endpoint.as_str())
-                .await
-                .map_err(|error| {
-                    StartError::extension(
-                        context.id,
-                        CannotListen {
-                            endpoint: options.endpoint.clone(),
-                            error,
-                        },
-                    )
-                })?;
+            let listener = http_endpoint::bind(&context, &options.endpoint).await?;
             let mut started = StartedExtension::default();
-            if let Ok(address) = listener.local_addr() {
-                started.listening.push(Endpoint {
-                    what: format!("zpages ({}, {})", service::SERVICEZ, context.id),
-                    address,
-                });
-            }
-            let incoming = Incoming::new(
-                listener,
-                ConnectionLimits {
-                    max_connections: MAX_CONNECTIONS,
-                    idle_timeout: IDLE_TIMEOUT,
-                },
-                None,
-            );
-            let limits = HttpLimits {
-                read_header_timeout: READ_HEADER_TIMEOUT,
-                max_concurrent_streams: 16,
-            };
+            let what = format!("zpages ({}, {})", service::SERVICEZ, context.id);
             let router = router(Arc::clone(context.host));
-            let shutdown = wait_for(context.stopped.clone());
-            let id = context.id.to_owned();
-            started.tasks.push(tokio::spawn(async move {
-                if let Err(error) = serve_http(incoming, router, limits, shutdown).await {
-                    tracing::error!(%error, extension = id, "zpages server failed");
-                }
-            }));
+            http_endpoint::serve(
+                &context,
+                &mut started,
+                listener,
+                (what, IDLE_TIMEOUT),
+                router,
+            );
             Ok(started)
         })
     }
