@@ -66,7 +66,8 @@ const SEPARATE_PIPELINES: &str = "use separate pipelines (profiles/NAME), each w
      receivers and exporters its data needs";
 const NO_OBSERVERS: &str =
     "profbridge does not discover endpoints: list receivers with fixed endpoints";
-const AUTH_HEADERS: &str = "set the credentials as exporter `headers` (for example \
+const AUTH_HEADERS: &str = "for a bearer token use the `bearertokenauth` extension, or set \
+     the credentials as exporter `headers` (for example \
      `authorization: \"Bearer ${env:TOKEN}\"`), or the pyroscope exporter's `basic_auth`";
 
 /// Every Collector type profbridge refuses with advice.
@@ -181,8 +182,8 @@ pub const UNAVAILABLE: &[Unavailable] = &[
     extension("sigv4auth", AUTH_HEADERS),
     extension(
         "oidc",
-        "receivers check a bearer token given in their `auth:` (bearer_token_file or \
-         bearer_token_env), but not OpenID Connect tokens",
+        "receivers check a fixed bearer token (the `bearertokenauth` extension, or their \
+         `auth:` with bearer_token_file or bearer_token_env), but not OpenID Connect tokens",
     ),
     extension("k8s_observer", NO_OBSERVERS),
     extension("docker_observer", NO_OBSERVERS),
