@@ -7,6 +7,7 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{validate_request, ProfileRef};
 
 use crate::pipeline::{Confirmation, PipelineHandle, Profiles, Reservation};
+use crate::telemetry::recent_errors::profiles_phrase;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
 /// How a request went; the protocols turn it into their status codes.
@@ -320,7 +321,7 @@ pub(super) fn refuse(
 ) {
     let profiles = counts.profiles;
     metrics.refused(reason, profiles, counts.samples);
-    metrics.note_refusal(reason, &format!("{profiles} profiles: {detail}"));
+    metrics.note_refusal(reason, &format!("{}: {detail}", profiles_phrase(profiles)));
     tracing::warn!(
         receiver = %metrics.receiver,
         transport = metrics.transport,

@@ -18,6 +18,15 @@ pub enum Source {
     Exporter,
 }
 
+/// "1 profile", "2 profiles": how many profiles, for a message.
+pub fn profiles_phrase(profiles: usize) -> String {
+    if profiles == 1 {
+        "1 profile".to_owned()
+    } else {
+        format!("{profiles} profiles")
+    }
+}
+
 /// One error, or the same message several times in a row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecentError {
@@ -115,6 +124,13 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn one_profile_is_not_profiles() {
+        assert_eq!(profiles_phrase(1), "1 profile");
+        assert_eq!(profiles_phrase(0), "0 profiles");
+        assert_eq!(profiles_phrase(3), "3 profiles");
+    }
 
     #[test]
     fn the_ring_keeps_the_newest_and_counts_every_error() {

@@ -17,6 +17,7 @@ use super::persistent::{record, RecordRef, SegmentLog};
 use super::retry::{deliver, stopped, Delivery, Policy};
 use crate::pipeline::{Exporter, Profiles, Reservation};
 use crate::telemetry::instruments::{register_exporter_queue, QueueLevel};
+use crate::telemetry::recent_errors::profiles_phrase;
 use crate::telemetry::{ExporterMetrics, Registry};
 
 /// Why an exporter could not start. The text includes the I/O error, which
@@ -189,8 +190,8 @@ impl QueuedExporter {
                 .metrics
                 .enqueue_failed(batch.profile_count(), batch.sample_count());
             shared.metrics.note_error(&format!(
-                "dropped {} profiles the sending queue could not take: {error}",
-                batch.profile_count()
+                "dropped {} the sending queue could not take: {error}",
+                profiles_phrase(batch.profile_count())
             ));
             tracing::warn!(
                 exporter = self.name(),
@@ -453,8 +454,10 @@ impl Shared {
             Delivery::Failed { error, .. } => error.to_string(),
         };
         self.metrics.exported(profiles, samples, false);
-        self.metrics
-            .note_error(&format!("export of {profiles} profiles failed: {reason}"));
+        self.metrics.note_error(&format!(
+            "export of {} failed: {reason}",
+            profiles_phrase(profiles)
+        ));
         let Some(dead_letter) = &self.dead_letter else {
             tracing::error!(exporter = self.name(), profiles, %reason, "export failed; request dropped");
             return true;

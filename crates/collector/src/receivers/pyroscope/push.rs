@@ -28,6 +28,7 @@ use crate::receivers::from_pprof::nanos_since_epoch;
 use crate::receivers::otlp::grpc::RETRY_AFTER;
 use crate::receivers::otlp::Outcome;
 use crate::receivers::pprof_http::{Failure, Handled, Intake};
+use crate::telemetry::recent_errors::profiles_phrase;
 use crate::telemetry::RefusedReason;
 
 /// The body's codec, from its Content-Type.
@@ -124,8 +125,8 @@ pub(super) async fn push(State(intake): State<Intake>, headers: HeaderMap, body:
                 intake.metrics.note_refusal(
                     RefusedReason::Invalid,
                     &format!(
-                        "{} profiles of a push that cannot be read: {}",
-                        rejections.left_out,
+                        "{} of a push that cannot be read: {}",
+                        profiles_phrase(rejections.left_out),
                         rejections.summary()
                     ),
                 );
