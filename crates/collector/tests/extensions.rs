@@ -354,3 +354,17 @@ fn bearertokenauth_needs_one_source_of_tokens() {
         "{found:?}"
     );
 }
+
+#[test]
+fn an_empty_health_check_endpoint_is_reported_once() {
+    let found = problems(&with_extensions(
+        "  health_check:\n    endpoint: \"\"\n",
+        "health_check",
+        "",
+    ));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0].starts_with("extensions.health_check.endpoint: \"\" is not host:port"),
+        "{found:#?}"
+    );
+}

@@ -63,13 +63,9 @@ impl Default for CheckCollectorPipeline {
 
 impl Options for HealthCheckConfig {
     fn problems(&self) -> Vec<Problem> {
+        // An empty or malformed endpoint is reported by the listener check,
+        // as every listener's is.
         let mut problems = Vec::new();
-        if self.endpoint.trim().is_empty() {
-            problems.push(Problem::new(
-                "endpoint",
-                format!("is empty; name host:port, like {DEFAULT_ENDPOINT}"),
-            ));
-        }
         if !self.path.starts_with('/') {
             problems.push(Problem::new("path", "must start with /"));
         }
