@@ -368,3 +368,33 @@ fn an_empty_health_check_endpoint_is_reported_once() {
         "{found:#?}"
     );
 }
+
+#[test]
+fn the_pyroscope_exporter_takes_an_authenticator_or_basic_auth_not_both() {
+    let yaml = |auth: &str| {
+        format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n\
+             exporters:\n  pyroscope:\n    endpoint: http://127.0.0.1:4040\n{auth}\
+             extensions:\n  bearertokenauth/out:\n    token: s3cret\n\
+             service:\n  extensions: [bearertokenauth/out]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope]\n"
+        )
+    };
+    let authenticator = "    auth:\n      authenticator: bearertokenauth/out\n";
+    load(&yaml(authenticator)).unwrap_or_else(|problems| panic!("{problems:#?}"));
+    let found = problems(&yaml(&format!(
+        "{authenticator}    basic_auth:\n      username: u\n      password: p\n"
+    )));
+    assert_eq!(
+        found,
+        ["exporters.pyroscope.auth: set basic_auth or auth, not both: each is the Authorization header"]
+    );
+    let found = problems(&yaml(
+        "    auth:\n      authenticator: bearertokenauth/missing\n",
+    ));
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("exporters.pyroscope.auth.authenticator")),
+        "{found:#?}"
+    );
+}

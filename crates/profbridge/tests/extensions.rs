@@ -444,3 +444,50 @@ fn exporters_send_the_bearertokenauth_token_and_follow_its_file() {
     let (drained, _) = sink.stop();
     assert!(drained);
 }
+
+/// The `pyroscope` exporter sends a bearertokenauth token too: a sink whose
+/// Pyroscope receiver lets in only that token writes what A pushes, and
+/// refuses A's pushes without it.
+#[test]
+fn the_pyroscope_exporter_sends_the_bearertokenauth_token() {
+    let sink = InProcess::start(
+        "ext-bearer-pyroscope-sink",
+        "receivers:\n  pyroscope:\n    endpoint: 127.0.0.1:0\n    auth:\n      authenticator: bearertokenauth/in\n\
+         exporters:\n  file:\n    path: {data}\n    format: otlp\n\
+         extensions:\n  bearertokenauth/in:\n    token: s3cret\n\
+         service:\n  extensions: [bearertokenauth/in]\n  pipelines:\n    profiles:\n      receivers: [pyroscope]\n      exporters: [file]\n\
+         \x20 telemetry:\n    metrics:\n      address: 127.0.0.1:0\n",
+    );
+    let pyroscope = sink.address("Pyroscope ingest");
+    let sink_telemetry = sink.telemetry.unwrap();
+    let forwarder = |auth: &str, extensions: &str, listed: &str| {
+        InProcess::start(
+            "ext-bearer-pyroscope-forwarder",
+            &format!(
+                "receivers:\n  otlp:\n    protocols:\n      http:\n        endpoint: 127.0.0.1:0\n\
+                 exporters:\n  pyroscope:\n    endpoint: http://{pyroscope}\n    sending_queue:\n      enabled: false\n    retry_on_failure:\n      enabled: false\n{auth}\
+                 extensions:\n{extensions}\
+                 service:\n  extensions: [{listed}]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope]\n"
+            ),
+        )
+    };
+
+    let bare = forwarder("", "", "");
+    assert_ne!(post_request(bare.http.unwrap(), 1), 200, "the push failed");
+    assert_eq!(unauthenticated(sink_telemetry), 1.0);
+    assert_eq!(files_in(&sink.data), 0);
+    drop(bare);
+
+    let client = forwarder(
+        "    auth:\n      authenticator: bearertokenauth/out\n",
+        "  bearertokenauth/out:\n    token: s3cret\n",
+        "bearertokenauth/out",
+    );
+    assert_eq!(post_request(client.http.unwrap(), 2), 200);
+    wait_until("the push to be written", || files_in(&sink.data) > 0);
+    assert_eq!(unauthenticated(sink_telemetry), 1.0);
+    let (drained, _) = client.stop();
+    assert!(drained);
+    let (drained, _) = sink.stop();
+    assert!(drained);
+}

@@ -8,8 +8,9 @@ use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::exporters::otlp::config::TlsConfig;
 use crate::exporters::otlp::tls::{split_scheme, uses_tls};
 use crate::settings::units::Duration;
-use crate::settings::Options;
 use crate::settings::Problem;
+use crate::settings::{ExtensionRef, Options};
+use crate::tls::config::ClientAuthConfig;
 
 /// The path appended to `endpoint` for `api: ingest`.
 pub const INGEST_PATH: &str = "/ingest";
@@ -57,6 +58,9 @@ pub struct PyroscopeExporterConfig {
     /// HTTP basic authentication (Grafana Cloud: the stack's user and a
     /// token).
     pub basic_auth: Option<BasicAuthConfig>,
+    /// The Collector's `auth: {authenticator: …}`: an authenticator
+    /// extension's credentials on every push.
+    pub auth: Option<ClientAuthConfig>,
     /// Sent as `X-Scope-OrgID`, which multi-tenant Pyroscope requires.
     pub tenant_id: Option<String>,
     /// The resource attribute whose value is the application name
@@ -77,6 +81,7 @@ impl EmbedsHelper for PyroscopeExporterConfig {
         "tls",
         "headers",
         "basic_auth",
+        "auth",
         "tenant_id",
         "application_name_attribute",
         "labels_from_resource_attributes",
@@ -106,6 +111,7 @@ impl Default for PyroscopeExporterConfig {
             tls: TlsConfig::default(),
             headers: BTreeMap::new(),
             basic_auth: None,
+            auth: None,
             tenant_id: None,
             application_name_attribute: DEFAULT_APPLICATION_NAME_ATTRIBUTE.to_owned(),
             labels_from_resource_attributes: DEFAULT_LABEL_ATTRIBUTES
@@ -140,6 +146,12 @@ impl PyroscopeExporterConfig {
     /// exporter's own key. TLS files are read only when the exporter starts.
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
+        if self.basic_auth.is_some() && self.auth.is_some() {
+            problems.push(Problem::new(
+                "auth",
+                "set basic_auth or auth, not both: each is the Authorization header",
+            ));
+        }
         if self.endpoint.trim().is_empty() {
             problems.push(Problem::new(
                 "endpoint",
@@ -229,6 +241,13 @@ impl PyroscopeExporterConfig {
 }
 
 impl Options for PyroscopeExporterConfig {
+    fn extension_refs(&self) -> Vec<ExtensionRef> {
+        self.auth
+            .iter()
+            .map(|auth| auth.extension_ref("auth"))
+            .collect()
+    }
+
     fn problems(&self) -> Vec<Problem> {
         Self::problems(self)
     }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::config::PyroscopeExporterConfig;
 use super::PyroscopeExporter;
-use crate::component::{BuiltExporter, ExporterFactory, StartError};
+use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
 use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
 use crate::settings::{deserialize_embedding, Problem};
@@ -22,14 +22,20 @@ impl ExporterFactory for PyroscopeExporterFactory {
     ) -> Result<BuiltExporter, StartError> {
         let exporter =
             PyroscopeExporter::new(options).map_err(|error| StartError::exporter(id, error))?;
-        let writing = format!(
-            "{id} exporter pushing pprof to Pyroscope at {}",
-            exporter.url()
-        );
-        Ok(BuiltExporter {
-            exporter: Exporter::new(id, Arc::new(exporter)),
-            writing: Some(writing),
-        })
+        Ok(built(id, exporter))
+    }
+
+    fn build_with(
+        &self,
+        id: &str,
+        options: &PyroscopeExporterConfig,
+        extensions: &Extensions,
+    ) -> Result<BuiltExporter, StartError> {
+        let auth = client_auth(id, options.auth.as_ref(), extensions)?;
+        let exporter = PyroscopeExporter::new(options)
+            .map_err(|error| StartError::exporter(id, error))?
+            .with_auth(auth);
+        Ok(built(id, exporter))
     }
 
     fn settings(&self, options: &PyroscopeExporterConfig) -> ExporterHelperConfig {
@@ -41,6 +47,17 @@ impl ExporterFactory for PyroscopeExporterFactory {
         path: &str,
     ) -> Result<PyroscopeExporterConfig, Problem> {
         deserialize_embedding(value, path)
+    }
+}
+
+fn built(id: &str, exporter: PyroscopeExporter) -> BuiltExporter {
+    let writing = format!(
+        "{id} exporter pushing pprof to Pyroscope at {}",
+        exporter.url()
+    );
+    BuiltExporter {
+        exporter: Exporter::new(id, Arc::new(exporter)),
+        writing: Some(writing),
     }
 }
 

@@ -61,6 +61,7 @@ use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
 use crate::pipeline::Profiles;
 use crate::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
+use crate::tls::BearerAuth;
 use config::{BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
 pub use naming::UNKNOWN_SERVICE;
 use naming::{time_window, Naming};
@@ -92,6 +93,8 @@ pub struct PyroscopeExporter {
     client: Client,
     headers: HeaderMap,
     basic_auth: Option<BasicAuthConfig>,
+    /// An authenticator extension's credentials, sent with every push.
+    auth: Option<BearerAuth>,
     /// `None`: no limit.
     timeout: Option<Duration>,
     naming: Arc<Naming>,
@@ -115,6 +118,7 @@ impl PyroscopeExporter {
             client: client(&config.tls, tls, timeout).map_err(|e| invalid(e.to_string()))?,
             headers: headers(config).map_err(|e| invalid(e.to_string()))?,
             basic_auth: config.basic_auth.clone(),
+            auth: None,
             timeout,
             naming: Arc::new(Naming::new(
                 &config.application_name_attribute,
@@ -161,6 +165,13 @@ impl PyroscopeExporter {
         }
     }
 
+    /// Sends `auth`'s credentials with every push.
+    #[must_use]
+    pub fn with_auth(mut self, auth: Option<BearerAuth>) -> Self {
+        self.auth = auth;
+        self
+    }
+
     /// The request with the headers, credentials and timeout every push
     /// carries.
     fn request(&self, url: Url, body: Vec<u8>) -> RequestBuilder {
@@ -174,6 +185,9 @@ impl PyroscopeExporter {
         }
         if let Some(auth) = &self.basic_auth {
             request = request.basic_auth(&auth.username, Some(&auth.password));
+        }
+        if let Some((name, value)) = self.auth.as_ref().and_then(BearerAuth::credentials) {
+            request = request.header(name, value);
         }
         request
     }
