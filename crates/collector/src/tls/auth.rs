@@ -71,33 +71,20 @@ pub enum TokenSource {
 }
 
 impl BearerAuth {
-    /// `auth:`: `Authorization: Bearer TOKEN`, the token alone in its file
-    /// or variable.
+    /// `auth:`: `Authorization: Bearer TOKEN`, the token in its file (read
+    /// as the extension reads one) or variable.
     pub fn new(config: &AuthConfig) -> Result<Self, AuthError> {
-        let tokens = match (&config.bearer_token_file, &config.bearer_token_env) {
-            (Some(path), None) => {
-                let file = path.clone();
-                let load = move || {
-                    let text = std::fs::read_to_string(&file).map_err(|error| AuthError::Read {
-                        path: file.clone(),
-                        error,
-                    })?;
-                    Ok(vec![non_empty(text.trim(), &file)?])
-                };
-                reloading(path, Box::new(load))?
-            }
+        let source = match (&config.bearer_token_file, &config.bearer_token_env) {
+            (Some(path), None) => TokenSource::File(path.clone()),
             (None, Some(variable)) => {
                 let value =
                     std::env::var(variable).map_err(|_| AuthError::Unset(variable.clone()))?;
-                Tokens::Fixed(vec![non_empty(value.trim(), variable)?])
+                non_empty(value.trim(), variable)?;
+                TokenSource::Fixed(vec![value])
             }
             _ => return Err(AuthError::NoTokenSource),
         };
-        Ok(Self {
-            tokens: Arc::new(tokens),
-            scheme: Arc::from("Bearer"),
-            header: header::AUTHORIZATION,
-        })
+        Self::with_scheme(source, "Bearer", header::AUTHORIZATION.as_str())
     }
 
     /// The `bearertokenauth` extension's: any of the tokens in `header`,
