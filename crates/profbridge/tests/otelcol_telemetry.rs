@@ -13,8 +13,8 @@
 )]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -24,33 +24,8 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use prost::Message;
 
 use crate::support::collector::Collector;
+use crate::support::http::{exchange, get};
 use crate::support::in_process::InProcess;
-
-/// One HTTP/1.1 exchange: (status, body).
-fn exchange(address: SocketAddr, head: &str, body: &[u8]) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    (
-        head.split(' ').nth(1).unwrap().parse().unwrap(),
-        body.to_owned(),
-    )
-}
-
-fn get(address: SocketAddr, path: &str) -> (u16, String) {
-    exchange(
-        address,
-        &format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"),
-        b"",
-    )
-}
 
 fn post_protobuf(address: SocketAddr, request: &ExportProfilesServiceRequest) -> (u16, String) {
     let body = request.encode_to_vec();

@@ -10,8 +10,7 @@
     clippy::indexing_slicing
 )]
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use profbridge_testkit::ebpf_like_request;
@@ -22,6 +21,7 @@ const PROFILES_PATH: &str = "/v1development/profiles";
 /// The default queue budget of a pipeline, 256 MiB.
 const DEFAULT_QUEUE_BYTES: u64 = 256 << 20;
 
+use crate::support::http;
 use crate::support::in_process::InProcess;
 
 /// A collector with a nop exporter and telemetry on a free port.
@@ -36,24 +36,12 @@ fn start_collector(label: &str) -> InProcess {
 
 /// One HTTP/1.1 exchange: (status, body). Bodies here have a length.
 fn exchange(address: SocketAddr, head: &str, body: &[u8]) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    let (status, head, body) = http::exchange_with_head(address, head, body);
     assert!(
         !head.to_ascii_lowercase().contains("chunked"),
         "unexpected chunked response: {head}"
     );
-    (
-        head.split(' ').nth(1).unwrap().parse().unwrap(),
-        body.to_owned(),
-    )
+    (status, body)
 }
 
 fn get(address: SocketAddr, path: &str) -> (u16, String) {

@@ -14,8 +14,8 @@
     clippy::indexing_slicing
 )]
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,6 +24,7 @@ use profbridge_testkit::{ebpf_like_request, require_tool, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use prost::Message;
 
+use crate::support::http::{exchange, get};
 use crate::support::in_process::InProcess;
 
 /// The longest any condition is waited for before the test fails.
@@ -60,32 +61,6 @@ fn config() -> String {
         closed_port(),
         yaml_quoted(PIPELINE),
         yaml_quoted(MARKUP_EXPORTER),
-    )
-}
-
-/// One HTTP/1.1 exchange: (status, body).
-fn exchange(address: SocketAddr, head: &str, body: &[u8]) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).unwrap();
-    let response = String::from_utf8_lossy(&response).into_owned();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    (
-        head.split(' ').nth(1).unwrap().parse().unwrap(),
-        body.to_owned(),
-    )
-}
-
-fn get(address: SocketAddr, path: &str) -> (u16, String) {
-    exchange(
-        address,
-        &format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"),
-        b"",
     )
 }
 

@@ -10,6 +10,7 @@
 )]
 
 pub mod collector;
+pub mod http;
 pub mod in_process;
 pub mod invalid_utf8;
 #[path = "../../../../tests/support/raw_text.rs"]
