@@ -467,7 +467,8 @@ fn the_pyroscope_exporter_sends_the_bearertokenauth_token() {
                 "receivers:\n  otlp:\n    protocols:\n      http:\n        endpoint: 127.0.0.1:0\n\
                  exporters:\n  pyroscope:\n    endpoint: http://{pyroscope}\n    sending_queue:\n      enabled: false\n    retry_on_failure:\n      enabled: false\n{auth}\
                  extensions:\n{extensions}\
-                 service:\n  extensions: [{listed}]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope]\n"
+                 service:\n  extensions: [{listed}]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [pyroscope]\n\
+                 \x20 telemetry:\n    metrics:\n      address: 127.0.0.1:0\n"
             ),
         )
     };
