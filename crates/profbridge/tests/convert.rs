@@ -407,8 +407,8 @@ fn many_inputs_show_progress_on_a_terminal_and_are_quiet_otherwise() {
     );
 
     // `script` runs the command on a pseudo-terminal.
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipping the terminal half: no `script` command");
+    let purpose = "the terminal half of this test (Debian package bsdutils)";
+    if profbridge_testkit::require_tool("script", &["--version"], purpose).is_none() {
         return;
     }
     let command = format!("{} {}", env!("CARGO_BIN_EXE_profbridge"), args.join(" "));

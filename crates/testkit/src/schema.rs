@@ -40,7 +40,9 @@ pub fn pprof_schema() -> Schema {
 
 /// The OTLP profiles schema as the opentelemetry-proto crate the workspace
 /// builds with ships it (the crate's own `.proto` files, found through
-/// `cargo metadata`).
+/// `cargo metadata` limited to the platform the tests are built for: without
+/// `--filter-platform`, cargo asks for every platform's dependencies, which
+/// only a machine that happened to download them has).
 pub fn otlp_profiles_schema() -> Schema {
     let root = opentelemetry_proto_folder().join("src/proto/opentelemetry-proto");
     let service = "opentelemetry/proto/collector/profiles/v1development/profiles_service.proto";
@@ -55,6 +57,8 @@ fn opentelemetry_proto_folder() -> PathBuf {
             "--format-version",
             "1",
             "--offline",
+            "--filter-platform",
+            env!("PROFBRIDGE_BUILD_TARGET"),
             "--manifest-path",
         ])
         .arg(crate::workspace_root().join("Cargo.toml"))
