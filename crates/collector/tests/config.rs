@@ -419,7 +419,7 @@ fn the_embedded_exporter_helper_keys_read_beside_the_exporters_own() {
     };
     assert_eq!(
         problems(&with("  otlphttp/out:\n    endpoint: http://a:1\n    retries: 3\n")),
-        ["exporters.otlphttp/out.retries: unknown key; expected one of endpoint, profiles_endpoint, encoding, compression, headers, auth, timeout, sending_queue, retry_on_failure, dead_letter, tls"]
+        ["exporters.otlphttp/out.retries: unknown key; expected one of profiles_endpoint, encoding, compression, endpoint, tls, headers, auth, sending_queue, retry_on_failure, timeout, dead_letter"]
     );
     assert_eq!(
         problems(&with("  otlp/out:\n    endpoint: a:1\n    timeout: soon\n")).len(),

@@ -475,6 +475,13 @@ fn embedding_helper<T: serde::de::DeserializeOwned>(root: &str) -> BTreeSet<Stri
     paths
 }
 
+/// An exporter's own options and the client's and helper's it embeds.
+fn embedding_client<T: serde::de::DeserializeOwned>(root: &str) -> BTreeSet<String> {
+    let mut paths = embedding_helper::<T>(root);
+    paths.extend(walk::<profbridge_collector::settings::client::ClientSettings>(root));
+    paths
+}
+
 fn exporter_paths(kind: &str) -> BTreeSet<String> {
     let root = format!("exporters.{kind}");
     match kind {
@@ -482,9 +489,9 @@ fn exporter_paths(kind: &str) -> BTreeSet<String> {
         "debug" => embedding_helper::<DebugExporterConfig>(&root),
         // Takes no options (its struct is private to the config model).
         "nop" => BTreeSet::new(),
-        "otlp" => embedding_helper::<OtlpExporterConfig>(&root),
-        "otlphttp" => embedding_helper::<OtlpHttpExporterConfig>(&root),
-        "pyroscope" => embedding_helper::<PyroscopeExporterConfig>(&root),
+        "otlp" => embedding_client::<OtlpExporterConfig>(&root),
+        "otlphttp" => embedding_client::<OtlpHttpExporterConfig>(&root),
+        "pyroscope" => embedding_client::<PyroscopeExporterConfig>(&root),
         _ => panic!("exporter type {kind:?} is new: add its config struct to exporter_paths"),
     }
 }

@@ -28,7 +28,7 @@ use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_ser
 use profbridge_collector::config::parse_yaml;
 use profbridge_collector::config::units::Duration as ConfigDuration;
 use profbridge_collector::exporters::helper::ExporterHelperConfig;
-use profbridge_collector::exporters::otlp::config::{Compression, OtlpExporterConfig, TlsConfig};
+use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
@@ -36,6 +36,8 @@ use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::receivers::otlp::retry_info;
 use profbridge_collector::service::{self, Running};
+use profbridge_collector::settings::client::ClientSettings;
+use profbridge_collector::settings::client::{Compression, TlsConfig};
 use profbridge_testkit::{ebpf_like_request, TempDir};
 use profbridge_translate::canonical::canonicalize;
 use profbridge_translate::otlp::{
@@ -131,13 +133,15 @@ fn assert_all_arrived(sent: &[Profiles], received: &[ExportProfilesServiceReques
 
 fn grpc_config(endpoint: String, compression: Compression) -> OtlpExporterConfig {
     OtlpExporterConfig {
-        endpoint,
+        client: ClientSettings {
+            endpoint,
+            ..ClientSettings::default()
+        },
         compression,
         helper: ExporterHelperConfig {
             timeout: ConfigDuration::from_secs(60),
             ..ExporterHelperConfig::default()
         },
-        ..OtlpExporterConfig::default()
     }
 }
 
@@ -147,7 +151,10 @@ fn http_config(
     compression: Compression,
 ) -> OtlpHttpExporterConfig {
     OtlpHttpExporterConfig {
-        endpoint,
+        client: ClientSettings {
+            endpoint,
+            ..ClientSettings::default()
+        },
         encoding,
         compression,
         helper: ExporterHelperConfig {
@@ -305,10 +312,13 @@ async fn fake_http_server() -> (SocketAddr, SeenHeaders) {
 fn http_exporter(address: SocketAddr, path: &str) -> OtlpHttpExporter {
     OtlpHttpExporter::new(&OtlpHttpExporterConfig {
         profiles_endpoint: Some(format!("http://{address}{path}")),
-        headers: BTreeMap::from([
-            ("authorization".to_owned(), "Bearer secret".to_owned()),
-            ("X-Tenant".to_owned(), "team-a".to_owned()),
-        ]),
+        client: ClientSettings {
+            headers: BTreeMap::from([
+                ("authorization".to_owned(), "Bearer secret".to_owned()),
+                ("X-Tenant".to_owned(), "team-a".to_owned()),
+            ]),
+            ..ClientSettings::default()
+        },
         ..OtlpHttpExporterConfig::default()
     })
     .unwrap()
@@ -447,11 +457,14 @@ async fn fake_grpc_server() -> (SocketAddr, Arc<Mutex<Vec<tonic::metadata::Metad
 
 fn grpc_exporter(address: SocketAddr, reply: &str) -> OtlpGrpcExporter {
     OtlpGrpcExporter::new(&OtlpExporterConfig {
-        endpoint: address.to_string(),
-        headers: BTreeMap::from([
-            ("x-reply".to_owned(), reply.to_owned()),
-            ("authorization".to_owned(), "Bearer secret".to_owned()),
-        ]),
+        client: ClientSettings {
+            endpoint: address.to_string(),
+            headers: BTreeMap::from([
+                ("x-reply".to_owned(), reply.to_owned()),
+                ("authorization".to_owned(), "Bearer secret".to_owned()),
+            ]),
+            ..ClientSettings::default()
+        },
         ..OtlpExporterConfig::default()
     })
     .unwrap()
@@ -568,8 +581,11 @@ async fn unreachable_and_silent_destinations_are_retryable() {
 fn bad_configurations_are_refused_at_construction() {
     let grpc = |endpoint: &str, tls: TlsConfig| {
         OtlpGrpcExporter::new(&OtlpExporterConfig {
-            endpoint: endpoint.to_owned(),
-            tls,
+            client: ClientSettings {
+                endpoint: endpoint.to_owned(),
+                tls,
+                ..ClientSettings::default()
+            },
             ..OtlpExporterConfig::default()
         })
         .map(|_| ())
@@ -588,15 +604,21 @@ fn bad_configurations_are_refused_at_construction() {
     grpc("https://localhost:4317", TlsConfig::default()).unwrap();
 
     let bad_header = OtlpExporterConfig {
-        endpoint: "localhost:4317".to_owned(),
-        headers: BTreeMap::from([("bad header".to_owned(), "v".to_owned())]),
+        client: ClientSettings {
+            endpoint: "localhost:4317".to_owned(),
+            headers: BTreeMap::from([("bad header".to_owned(), "v".to_owned())]),
+            ..ClientSettings::default()
+        },
         ..OtlpExporterConfig::default()
     };
     assert!(OtlpGrpcExporter::new(&bad_header).is_err());
 
     let http = |endpoint: &str| {
         OtlpHttpExporter::new(&OtlpHttpExporterConfig {
-            endpoint: endpoint.to_owned(),
+            client: ClientSettings {
+                endpoint: endpoint.to_owned(),
+                ..ClientSettings::default()
+            },
             ..OtlpHttpExporterConfig::default()
         })
         .map(|exporter| exporter.url().to_string())
@@ -613,24 +635,31 @@ fn configurations_parse_from_yaml_with_defaults() {
     use profbridge_collector::config::units;
     let text = "endpoint: collector:4317\ncompression: zstd\ntimeout: 2s\nheaders:\n  x-key: v\ntls:\n  insecure: true\n";
     let value: OtlpExporterConfig = exporter_from_yaml("otlp", text);
-    assert_eq!(value.endpoint, "collector:4317");
+    assert_eq!(value.client.endpoint, "collector:4317");
     assert_eq!(value.compression, Compression::Zstd);
     assert_eq!(value.helper.timeout, units::Duration::from_secs(2));
-    assert_eq!(value.tls.insecure, Some(true));
-    assert_eq!(value.headers["x-key"], "v");
-    let http: OtlpHttpExporterConfig =
-        from_yaml("endpoint: http://collector:4318\nencoding: json\ncompression: none\n");
+    assert_eq!(value.client.tls.insecure, Some(true));
+    assert_eq!(value.client.headers["x-key"], "v");
+    let http: OtlpHttpExporterConfig = exporter_from_yaml(
+        "otlphttp",
+        "endpoint: http://collector:4318\nencoding: json\ncompression: none\n",
+    );
     assert_eq!(http.encoding, Encoding::Json);
     assert_eq!(http.compression, Compression::None);
-    assert!(config::Config::builder()
-        .add_source(config::File::from_str(
-            "endpoint: a:1\nretries: 3\n",
-            config::FileFormat::Yaml
-        ))
-        .build()
-        .unwrap()
-        .try_deserialize::<OtlpExporterConfig>()
-        .is_err());
+    let refused = parse_yaml(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n\
+         exporters:\n  otlp:\n    endpoint: a:1\n    retries: 3\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [otlp]\n",
+        &std::collections::BTreeMap::new(),
+    )
+    .map(|_| ())
+    .map_err(|errors| errors.to_string());
+    assert!(
+        refused
+            .as_ref()
+            .is_err_and(|message| message.contains("exporters.otlp.retries: unknown key")),
+        "{refused:?}"
+    );
     let defaults = OtlpHttpExporterConfig::default();
     assert_eq!(defaults.encoding, Encoding::Proto);
     assert_eq!(defaults.compression, Compression::Gzip);
@@ -653,15 +682,6 @@ fn exporter_from_yaml<T: profbridge_collector::config::Options + Clone>(
     let config =
         parse_yaml(&yaml, &std::collections::BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
     config.exporters[0].1.options::<T>().unwrap().clone()
-}
-
-fn from_yaml<T: serde::de::DeserializeOwned>(text: &str) -> T {
-    config::Config::builder()
-        .add_source(config::File::from_str(text, config::FileFormat::Yaml))
-        .build()
-        .unwrap()
-        .try_deserialize()
-        .unwrap()
 }
 
 // ---- TLS ----
@@ -753,8 +773,11 @@ async fn grpc_exports_over_mutual_tls() {
     let small = batch(5, 9);
     let export = |endpoint: String, tls: TlsConfig| {
         let exporter = OtlpGrpcExporter::new(&OtlpExporterConfig {
-            endpoint,
-            tls,
+            client: ClientSettings {
+                endpoint,
+                tls,
+                ..ClientSettings::default()
+            },
             ..OtlpExporterConfig::default()
         })
         .unwrap();
@@ -796,8 +819,11 @@ async fn http_exports_over_mutual_tls() {
     let small = batch(5, 10);
     let export = |tls: TlsConfig| {
         let exporter = OtlpHttpExporter::new(&OtlpHttpExporterConfig {
-            endpoint: format!("https://localhost:{}", address.port()),
-            tls,
+            client: ClientSettings {
+                endpoint: format!("https://localhost:{}", address.port()),
+                tls,
+                ..ClientSettings::default()
+            },
             ..OtlpHttpExporterConfig::default()
         })
         .unwrap();
@@ -828,14 +854,20 @@ async fn http_exports_over_mutual_tls() {
 fn header_values_stay_out_of_debug_output() {
     let headers = BTreeMap::from([("authorization".to_owned(), "Bearer s3cr3t".to_owned())]);
     let grpc = OtlpGrpcExporter::new(&OtlpExporterConfig {
-        endpoint: "localhost:4317".to_owned(),
-        headers: headers.clone(),
+        client: ClientSettings {
+            endpoint: "localhost:4317".to_owned(),
+            headers: headers.clone(),
+            ..ClientSettings::default()
+        },
         ..OtlpExporterConfig::default()
     })
     .unwrap();
     let http = OtlpHttpExporter::new(&OtlpHttpExporterConfig {
-        endpoint: "localhost:4318".to_owned(),
-        headers,
+        client: ClientSettings {
+            endpoint: "localhost:4318".to_owned(),
+            headers,
+            ..ClientSettings::default()
+        },
         ..OtlpHttpExporterConfig::default()
     })
     .unwrap();

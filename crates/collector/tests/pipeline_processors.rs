@@ -20,6 +20,7 @@ use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::service::{self, Running};
+use profbridge_collector::settings::client::ClientSettings;
 use profbridge_testkit::{ebpf_like_request, TempDir};
 use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest};
 
@@ -77,7 +78,10 @@ async fn start(dir: &Path, batch_size: usize) -> (Running, SocketAddr) {
 
 async fn send(grpc: SocketAddr, requests: &[ExportProfilesServiceRequest]) {
     let exporter = OtlpGrpcExporter::new(&OtlpExporterConfig {
-        endpoint: format!("http://{grpc}"),
+        client: ClientSettings {
+            endpoint: format!("http://{grpc}"),
+            ..ClientSettings::default()
+        },
         ..OtlpExporterConfig::default()
     })
     .unwrap();

@@ -38,6 +38,7 @@ use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::push_v1::{LabelPair, PushRequest, PUSH_PATH};
 use profbridge_collector::service;
+use profbridge_collector::settings::client::ClientSettings;
 use profbridge_pprof::{decode, encode, parse_any, DecodeOptions, EncodeOptions};
 use profbridge_testkit::{corpus_files, ebpf_like_request};
 use profbridge_translate::otlp::{
@@ -527,7 +528,10 @@ fn batch(request: ExportProfilesServiceRequest) -> Profiles {
 
 fn config(address: SocketAddr, api: PyroscopeApi) -> PyroscopeExporterConfig {
     PyroscopeExporterConfig {
-        endpoint: format!("http://{address}"),
+        client: ClientSettings {
+            endpoint: format!("http://{address}"),
+            ..ClientSettings::default()
+        },
         api,
         helper: ExporterHelperConfig {
             timeout: ConfigDuration::from_secs(60),
@@ -786,12 +790,15 @@ async fn headers_tenant_and_basic_auth_arrive() {
         let (address, ingests) = fake_pyroscope(Reply::Ok).await;
         let small = batch(ebpf_like_request(5, 6));
         PyroscopeExporter::new(&PyroscopeExporterConfig {
-            headers: BTreeMap::from([("X-Team".to_owned(), "payments".to_owned())]),
             tenant_id: Some("tenant-1".to_owned()),
             basic_auth: Some(BasicAuthConfig {
                 username: "profbridge".to_owned(),
                 password: "s3cret".to_owned(),
             }),
+            client: ClientSettings {
+                headers: BTreeMap::from([("X-Team".to_owned(), "payments".to_owned())]),
+                ..config(address, api).client
+            },
             ..config(address, api)
         })
         .unwrap()
@@ -799,7 +806,13 @@ async fn headers_tenant_and_basic_auth_arrive() {
         .await
         .unwrap();
         PyroscopeExporter::new(&PyroscopeExporterConfig {
-            headers: BTreeMap::from([("authorization".to_owned(), "Bearer glc_token".to_owned())]),
+            client: ClientSettings {
+                headers: BTreeMap::from([(
+                    "authorization".to_owned(),
+                    "Bearer glc_token".to_owned(),
+                )]),
+                ..config(address, api).client
+            },
             ..config(address, api)
         })
         .unwrap()
@@ -966,7 +979,10 @@ async fn connect_errors_decide_retries() {
     // An old Pyroscope without the push API: 404, permanent.
     let (address, _) = fake_pyroscope(Reply::Ok).await;
     let error = PyroscopeExporter::new(&PyroscopeExporterConfig {
-        endpoint: format!("http://{address}/nothing-here"),
+        client: ClientSettings {
+            endpoint: format!("http://{address}/nothing-here"),
+            ..ClientSettings::default()
+        },
         ..config(address, PyroscopeApi::Push)
     })
     .unwrap()
@@ -981,9 +997,12 @@ async fn connect_errors_decide_retries() {
 fn contradictory_options_stop_the_exporter() {
     let address: SocketAddr = "127.0.0.1:4040".parse().unwrap();
     let error = PyroscopeExporter::new(&PyroscopeExporterConfig {
-        headers: BTreeMap::from([("X-Scope-OrgID".to_owned(), "a".to_owned())]),
         tenant_id: Some("b".to_owned()),
         labels_from_resource_attributes: vec!["service.name".to_owned()],
+        client: ClientSettings {
+            headers: BTreeMap::from([("X-Scope-OrgID".to_owned(), "a".to_owned())]),
+            ..config(address, PyroscopeApi::Push).client
+        },
         ..config(address, PyroscopeApi::Push)
     })
     .unwrap_err()
@@ -1041,7 +1060,7 @@ fn yaml_options_are_read_and_checked() {
         panic!("not a pyroscope exporter: {:?}", config.exporters[0]);
     };
     assert_eq!(config.exporters[0].1.kind(), "pyroscope");
-    assert_eq!(pyroscope.endpoint, "https://profiles.example.com");
+    assert_eq!(pyroscope.client.endpoint, "https://profiles.example.com");
     assert_eq!(pyroscope.api, PyroscopeApi::Ingest);
     assert_eq!(pyroscope.tenant_id.as_deref(), Some("team-a"));
     let auth = pyroscope.basic_auth.as_ref().unwrap();
@@ -1049,7 +1068,7 @@ fn yaml_options_are_read_and_checked() {
         (auth.username.as_str(), auth.password.as_str()),
         ("123456", "glc_xyz")
     );
-    assert_eq!(pyroscope.headers["x-team"], "payments");
+    assert_eq!(pyroscope.client.headers["x-team"], "payments");
     assert_eq!(pyroscope.application_name_attribute, "k8s.deployment.name");
     assert_eq!(
         pyroscope.labels_from_resource_attributes,

@@ -20,12 +20,14 @@ use rcgen::{
 };
 
 use profbridge_collector::config::parse_yaml;
-use profbridge_collector::exporters::otlp::config::{OtlpExporterConfig, TlsConfig};
+use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
 use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::service::{self, Running};
+use profbridge_collector::settings::client::ClientSettings;
+use profbridge_collector::settings::client::TlsConfig;
 use profbridge_testkit::{ebpf_like_request, gperftools_cpu_profile, TempDir};
 
 fn batch() -> Profiles {
@@ -240,12 +242,15 @@ async fn grpc_export(
     headers: &[(&str, &str)],
 ) -> Result<(), String> {
     let exporter = OtlpGrpcExporter::new(&OtlpExporterConfig {
-        endpoint,
-        tls,
-        headers: headers
-            .iter()
-            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
-            .collect(),
+        client: ClientSettings {
+            endpoint,
+            tls,
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+            ..ClientSettings::default()
+        },
         ..OtlpExporterConfig::default()
     })
     .map_err(|e| e.to_string())?;
@@ -254,8 +259,11 @@ async fn grpc_export(
 
 async fn http_export(endpoint: String, tls: TlsConfig) -> Result<(), String> {
     let exporter = OtlpHttpExporter::new(&OtlpHttpExporterConfig {
-        endpoint,
-        tls,
+        client: ClientSettings {
+            endpoint,
+            tls,
+            ..ClientSettings::default()
+        },
         ..OtlpHttpExporterConfig::default()
     })
     .map_err(|e| e.to_string())?;

@@ -12,8 +12,8 @@ use tokio::sync::watch;
 
 use super::{Endpoint, Extensions, ReceiverContext, StartError, StartedReceiver};
 use crate::pipeline::PipelineHandle;
+use crate::settings::tls::{AuthConfig, ServerTlsConfig};
 use crate::telemetry::ReceiverMetrics;
-use crate::tls::config::{AuthConfig, ServerTlsConfig};
 use crate::tls::{Alpn, Security};
 
 /// Resolves when the collector stops: a server's cue to drain and return.

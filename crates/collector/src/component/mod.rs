@@ -18,8 +18,8 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::pipeline::{Exporter, PipelineHandle, Processor};
-use crate::settings::exporter_helper::ExporterHelperConfig;
-use crate::settings::{deserialize_at, ComponentConfig, Options, Problem};
+use crate::settings::exporter_helper::{EmbedsHelper, ExporterHelperConfig};
+use crate::settings::{deserialize_at, deserialize_embedding, ComponentConfig, Options, Problem};
 use crate::telemetry::Registry;
 
 pub use error::{CannotListen, StartError};
@@ -98,12 +98,9 @@ pub struct BuiltExporter {
 /// One exporter type.
 pub trait ExporterFactory: Sync + 'static {
     const KIND: &'static str;
-    type Options: Options + DeserializeOwned;
-
-    /// Its options, found at key `path`.
-    fn parse_options(value: ::config::Value, path: &str) -> Result<Self::Options, Problem> {
-        deserialize_at(value, path)
-    }
+    /// Its options, which embed the exporter helper's (and the client's,
+    /// for an exporter that connects somewhere).
+    type Options: Options + EmbedsHelper;
 
     fn build(&self, id: &str, options: &Self::Options) -> Result<BuiltExporter, StartError>;
 
@@ -117,9 +114,6 @@ pub trait ExporterFactory: Sync + 'static {
     ) -> Result<BuiltExporter, StartError> {
         self.build(id, options)
     }
-
-    /// Its sending queue, retries, timeout and dead letters.
-    fn settings(&self, options: &Self::Options) -> ExporterHelperConfig;
 
     /// What [`Self::build`] would refuse, checked without side effects.
     fn check(&self, id: &str, options: &Self::Options) -> Option<StartError> {
@@ -189,7 +183,7 @@ impl<F: ExtensionFactory> AnyExtensionFactory for F {
 /// The authenticator extension an exporter's `auth` names, running.
 pub fn client_auth(
     id: &str,
-    auth: Option<&crate::tls::config::ClientAuthConfig>,
+    auth: Option<&crate::settings::tls::ClientAuthConfig>,
     extensions: &Extensions,
 ) -> Result<Option<crate::tls::BearerAuth>, StartError> {
     let Some(auth) = auth else {
@@ -308,8 +302,8 @@ impl<F: ExporterFactory> AnyExporterFactory for F {
     }
 
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
-        F::parse_options(value, path).map(|options| {
-            let helper_refs = ExporterFactory::settings(self, &options).extension_refs();
+        deserialize_embedding::<F::Options>(value, path).map(|options| {
+            let helper_refs = options.helper().extension_refs();
             ComponentConfig::new(F::KIND, options).with_refs(helper_refs)
         })
     }
@@ -327,7 +321,7 @@ impl<F: ExporterFactory> AnyExporterFactory for F {
     fn settings(&self, config: &ComponentConfig) -> ExporterHelperConfig {
         config
             .options::<F::Options>()
-            .map(|options| ExporterFactory::settings(self, options))
+            .map(|options| options.helper().clone())
             .unwrap_or_default()
     }
 

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use reqwest::Client;
 
-use super::otlp::config::TlsConfig;
 use super::otlp::tls::{ClientTlsError, TlsFiles};
 use super::otlp::with_root_cause;
+use crate::settings::client::TlsConfig;
 
 /// Why the HTTP exporters' client cannot be built; reqwest's errors are
 /// shown with their innermost cause.

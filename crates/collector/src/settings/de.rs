@@ -9,76 +9,16 @@
 
 use std::fmt;
 
-use config::{Map, Value, ValueKind};
+use config::{Value, ValueKind};
 use serde::de::{
     self, DeserializeOwned, DeserializeSeed, Expected, IntoDeserializer, Unexpected, Visitor,
 };
 
-use super::exporter_helper::{EmbedsHelper, ExporterHelperConfig, HELPER_KEYS};
 use super::problems::{join, Problem};
 
 /// Deserializes `value`, found at key path `path`, into `T`.
 pub(crate) fn deserialize_at<T: DeserializeOwned>(value: Value, path: &str) -> Result<T, Problem> {
     T::deserialize(ValueDeserializer(value)).map_err(|error| error.into_problem(path))
-}
-
-/// Deserializes options that embed the exporter helper's, found at key path
-/// `path`: the helper's keys into the embedded [`ExporterHelperConfig`]
-/// (over the exporter's defaults), the others into `T`, whose "unknown
-/// key" message lists every key.
-pub(crate) fn deserialize_embedding<T>(value: Value, path: &str) -> Result<T, Problem>
-where
-    T: DeserializeOwned + EmbedsHelper,
-{
-    let origin = value.origin().map(str::to_owned);
-    let (own, shared) = match value.kind {
-        ValueKind::Table(table) => {
-            let (shared, own): (Map<String, Value>, Map<String, Value>) = table
-                .into_iter()
-                .partition(|(key, _)| HELPER_KEYS.contains(&key.as_str()));
-            (Value::new(origin.as_ref(), ValueKind::Table(own)), shared)
-        }
-        other => (Value::new(origin.as_ref(), other), Map::new()),
-    };
-    let mut options: T = deserialize_at(own, path).map_err(|problem| {
-        let own_key = problem
-            .path
-            .strip_prefix(path)
-            .and_then(|rest| rest.strip_prefix('.'))
-            .is_some_and(|key| !key.contains(['.', '[']));
-        if own_key && problem.message.starts_with("unknown key; expected one of ") {
-            Problem::new(
-                problem.path,
-                format!("unknown key; expected one of {}", T::KEYS.join(", ")),
-            )
-        } else {
-            problem
-        }
-    })?;
-    let set = |key: &str| shared.contains_key(key);
-    let (queue, retry, timeout, dead_letter) = (
-        set("sending_queue"),
-        set("retry_on_failure"),
-        set("timeout"),
-        set("dead_letter"),
-    );
-    let mut helper: ExporterHelperConfig =
-        deserialize_at(Value::new(origin.as_ref(), ValueKind::Table(shared)), path)?;
-    let defaults = T::default_helper();
-    if !queue {
-        helper.sending_queue = defaults.sending_queue;
-    }
-    if !retry {
-        helper.retry_on_failure = defaults.retry_on_failure;
-    }
-    if !timeout {
-        helper.timeout = defaults.timeout;
-    }
-    if !dead_letter {
-        helper.dead_letter = defaults.dead_letter;
-    }
-    *options.helper_mut() = helper;
-    Ok(options)
 }
 
 /// An error and the path to it below the value being deserialized.

@@ -1,6 +1,6 @@
 //! The exporter helper's options, in the OpenTelemetry Collector's
-//! exporterhelper shape. Exporter configurations embed one
-//! [`ExporterHelperConfig`] ([`EmbedsHelper`]): its keys
+//! exporterhelper shape. Every exporter's options embed one
+//! [`ExporterHelperConfig`] ([`super::Embeds`]): its keys
 //! (`sending_queue`, `retry_on_failure`, `timeout`, `dead_letter`) sit
 //! beside the exporter's own.
 
@@ -10,36 +10,13 @@ use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 
 use super::component_id::ComponentId;
+use super::embed::{Embedded, Written};
 use super::options::{ExtensionRef, ExtensionRole};
 use super::units::{ByteSize, Duration};
+use crate::keep_unwritten;
 
 /// How long one export attempt may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The keys of [`ExporterHelperConfig`], as written beside an exporter's
-/// own.
-pub const HELPER_KEYS: [&str; 4] = [
-    "sending_queue",
-    "retry_on_failure",
-    "timeout",
-    "dead_letter",
-];
-
-/// Options that embed the exporter helper's: the parser reads the helper's
-/// keys into [`Self::helper_mut`], the rest into the options themselves
-/// (whose serde derive skips the embedded field).
-pub trait EmbedsHelper {
-    /// Every key, the helper's included, in the order "unknown key"
-    /// messages list them.
-    const KEYS: &'static [&'static str];
-
-    /// The helper's options where the file sets none.
-    fn default_helper() -> ExporterHelperConfig {
-        ExporterHelperConfig::default()
-    }
-
-    fn helper_mut(&mut self) -> &mut ExporterHelperConfig;
-}
 
 /// Everything the helper needs to know about one exporter.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -120,7 +97,27 @@ impl QueueStorage {
     }
 }
 
+impl Embedded for ExporterHelperConfig {
+    fn keep_unwritten(&mut self, defaults: Self, written: &Written) {
+        keep_unwritten!(self, defaults, written;
+            sending_queue, retry_on_failure, timeout, dead_letter);
+    }
+}
+
+/// Options that embed the exporter helper's: every exporter's.
+pub trait EmbedsHelper: super::Embeds {
+    fn helper(&self) -> &ExporterHelperConfig;
+}
+
 impl ExporterHelperConfig {
+    /// The helper's options with a different default `timeout`.
+    pub fn with_timeout(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            ..Self::default()
+        }
+    }
+
     /// The extensions the helper's options name.
     pub fn extension_refs(&self) -> Vec<ExtensionRef> {
         match &self.sending_queue.storage {

@@ -11,9 +11,13 @@
 //! and option values. Every problem found is reported, not only the first.
 //! docs/configuration.md is the reference for users.
 
+pub mod client;
+pub mod embed;
 pub mod exporter_helper;
 pub mod queue;
+pub mod server;
 pub mod telemetry;
+pub mod tls;
 pub mod unavailable;
 pub mod units;
 
@@ -43,7 +47,9 @@ pub use options::{Catalog, ComponentConfig, ExtensionRef, ExtensionRole, Options
 pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
 
-pub(crate) use de::{deserialize_at, deserialize_embedding};
+pub(crate) use de::deserialize_at;
+pub(crate) use embed::deserialize_embedding;
+pub use embed::{keys_of, keys_of_embedding, Embedded, EmbeddedPart, Embeds, Written};
 use parse::Defined;
 
 /// The configuration used when none is given: OTLP in on loopback, pprof

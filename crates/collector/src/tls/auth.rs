@@ -13,8 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tonic::codegen::tokio_stream::StreamExt;
 
-use super::config::AuthConfig;
 use super::reload::Reloading;
+use crate::settings::tls::AuthConfig;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
 /// How often, at most, the token file's modification time is checked.

@@ -3,7 +3,6 @@
 //! change, and bearer-token authentication.
 
 mod auth;
-pub mod config;
 mod reload;
 mod server;
 
@@ -15,7 +14,7 @@ pub use server::{Alpn, TlsError};
 use std::sync::Arc;
 use std::time::Duration;
 
-use self::config::{AuthConfig, ServerTlsConfig};
+use crate::settings::tls::{AuthConfig, ServerTlsConfig};
 
 /// Limits on the TLS handshakes of one listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

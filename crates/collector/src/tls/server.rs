@@ -11,8 +11,8 @@ use tokio_rustls::rustls::server::{VerifierBuilderError, WebPkiClientVerifier};
 use tokio_rustls::rustls::{RootCertStore, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
-use super::config::ServerTlsConfig;
 use super::reload::Reloading;
+use crate::settings::tls::ServerTlsConfig;
 
 /// The application protocol a listener speaks, offered with ALPN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

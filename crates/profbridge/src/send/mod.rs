@@ -14,12 +14,13 @@ use prost::Message;
 
 use profbridge_collector::config::units;
 use profbridge_collector::exporters::helper::ExporterHelperConfig;
-use profbridge_collector::exporters::otlp::config::{Compression, OtlpExporterConfig, TlsConfig};
+use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
 use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::Profiles;
+use profbridge_collector::settings::client::{ClientSettings, Compression, TlsConfig};
 
 pub use args::SendArgs;
 use args::{BodyEncoding, CompressionArg, Protocol};
@@ -110,6 +111,12 @@ fn destination(args: &SendArgs) -> Result<Destination, DestinationError> {
         CompressionArg::Zstd => Compression::Zstd,
         CompressionArg::None => Compression::None,
     };
+    let client = ClientSettings {
+        endpoint: args.endpoint.clone(),
+        tls,
+        headers,
+        auth: None,
+    };
     let timeout = units::Duration(args.timeout);
     match args.protocol {
         Protocol::Grpc => {
@@ -117,10 +124,7 @@ fn destination(args: &SendArgs) -> Result<Destination, DestinationError> {
                 return Err(DestinationError::EncodingOverGrpc);
             }
             let config = OtlpExporterConfig {
-                endpoint: args.endpoint.clone(),
-                tls,
-                headers,
-                auth: None,
+                client,
                 compression,
                 helper: ExporterHelperConfig {
                     timeout,
@@ -131,20 +135,17 @@ fn destination(args: &SendArgs) -> Result<Destination, DestinationError> {
         }
         Protocol::Http => {
             let config = OtlpHttpExporterConfig {
-                endpoint: args.endpoint.clone(),
+                client,
                 profiles_endpoint: None,
                 encoding: match args.encoding {
                     Some(BodyEncoding::Json) => Encoding::Json,
                     Some(BodyEncoding::Proto) | None => Encoding::Proto,
                 },
                 compression,
-                headers,
-                auth: None,
                 helper: ExporterHelperConfig {
                     timeout,
                     ..ExporterHelperConfig::default()
                 },
-                tls,
             };
             Ok(Destination::Http(Box::new(OtlpHttpExporter::new(&config)?)))
         }

@@ -1,7 +1,7 @@
 use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
-use crate::settings::Options;
+use crate::settings::{EmbeddedPart, Embeds, Options};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -15,39 +15,26 @@ pub enum Verbosity {
     Detailed,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DebugExporterConfig {
     pub verbosity: Verbosity,
     /// The sending queue, retries, timeout and dead letters, whose keys
-    /// sit beside the others (see [`EmbedsHelper`]).
+    /// sit beside the others.
     #[serde(skip)]
     pub helper: ExporterHelperConfig,
 }
 
+impl Embeds for DebugExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.helper]
+    }
+}
+
 impl EmbedsHelper for DebugExporterConfig {
-    const KEYS: &'static [&'static str] = &[
-        "verbosity",
-        "sending_queue",
-        "retry_on_failure",
-        "timeout",
-        "dead_letter",
-    ];
-
-    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
-        &mut self.helper
+    fn helper(&self) -> &ExporterHelperConfig {
+        &self.helper
     }
 }
-
-impl Default for DebugExporterConfig {
-    fn default() -> Self {
-        Self {
-            verbosity: Verbosity::default(),
-            helper: Self::default_helper(),
-        }
-    }
-}
-
-impl DebugExporterConfig {}
 
 impl Options for DebugExporterConfig {}

@@ -5,9 +5,7 @@ use std::sync::Arc;
 use super::config::DebugExporterConfig;
 use super::DebugExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
-use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles};
-use crate::settings::{deserialize_embedding, Problem};
 
 pub struct DebugExporterFactory;
 
@@ -21,14 +19,6 @@ impl ExporterFactory for DebugExporterFactory {
             exporter: Exporter::new(id, Arc::new(exporter)),
             writing: None,
         })
-    }
-
-    fn settings(&self, options: &DebugExporterConfig) -> ExporterHelperConfig {
-        options.helper.clone()
-    }
-
-    fn parse_options(value: ::config::Value, path: &str) -> Result<DebugExporterConfig, Problem> {
-        deserialize_embedding(value, path)
     }
 }
 

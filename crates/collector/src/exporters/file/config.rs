@@ -2,7 +2,7 @@ use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig, SendingQueueConfig};
 use crate::settings::units::Duration;
-use crate::settings::{Options, Problem};
+use crate::settings::{EmbeddedPart, Embeds, Options, Problem};
 
 /// What the file exporter writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -32,38 +32,20 @@ pub struct FileExporterConfig {
     pub gzip_level: u32,
     pub retention: Retention,
     /// The sending queue, retries, timeout and dead letters, whose keys
-    /// sit beside the others (see [`EmbedsHelper`]).
+    /// sit beside the others.
     #[serde(skip)]
     pub helper: ExporterHelperConfig,
 }
 
-impl EmbedsHelper for FileExporterConfig {
-    const KEYS: &'static [&'static str] = &[
-        "path",
-        "format",
-        "path_template",
-        "fsync",
-        "gzip_level",
-        "retention",
-        "sending_queue",
-        "retry_on_failure",
-        "timeout",
-        "dead_letter",
-    ];
-
-    /// Writers are CPU work: as many as CPUs.
-    fn default_helper() -> ExporterHelperConfig {
-        ExporterHelperConfig {
-            sending_queue: SendingQueueConfig {
-                num_consumers: cpu_count(),
-                ..SendingQueueConfig::default()
-            },
-            ..ExporterHelperConfig::default()
-        }
+impl Embeds for FileExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.helper]
     }
+}
 
-    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
-        &mut self.helper
+impl EmbedsHelper for FileExporterConfig {
+    fn helper(&self) -> &ExporterHelperConfig {
+        &self.helper
     }
 }
 
@@ -76,7 +58,14 @@ impl Default for FileExporterConfig {
             fsync: false,
             gzip_level: profbridge_pprof::DEFAULT_GZIP_LEVEL,
             retention: Retention::default(),
-            helper: Self::default_helper(),
+            // Writers are CPU work: as many as CPUs.
+            helper: ExporterHelperConfig {
+                sending_queue: SendingQueueConfig {
+                    num_consumers: cpu_count(),
+                    ..SendingQueueConfig::default()
+                },
+                ..ExporterHelperConfig::default()
+            },
         }
     }
 }
@@ -86,8 +75,6 @@ impl Default for FileExporterConfig {
 fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
-
-impl FileExporterConfig {}
 
 /// Optional clean-up of old files; nothing is removed by default.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]

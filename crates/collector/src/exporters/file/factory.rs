@@ -5,9 +5,7 @@ use std::sync::Arc;
 use super::config::{FileExporterConfig, FileFormat};
 use super::FileExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
-use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles};
-use crate::settings::{deserialize_embedding, Problem};
 
 pub struct FileExporterFactory;
 
@@ -31,14 +29,6 @@ impl ExporterFactory for FileExporterFactory {
             exporter: Exporter::new(id, Arc::new(exporter)),
             writing: Some(writing),
         })
-    }
-
-    fn settings(&self, options: &FileExporterConfig) -> ExporterHelperConfig {
-        options.helper.clone()
-    }
-
-    fn parse_options(value: ::config::Value, path: &str) -> Result<FileExporterConfig, Problem> {
-        deserialize_embedding(value, path)
     }
 
     /// Building creates the folder; the only check without that, the

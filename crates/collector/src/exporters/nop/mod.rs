@@ -6,16 +6,31 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
-use crate::exporters::helper::ExporterHelperConfig;
+use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
-use crate::settings::Options;
+use crate::settings::{EmbeddedPart, Embeds, Options};
 
-/// No options: `nop:` or `nop: {}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+/// No options: `nop:` or `nop: {}`; the helper runs with its defaults.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct NopExporterConfig {}
+pub struct NopExporterConfig {
+    #[serde(skip)]
+    helper: ExporterHelperConfig,
+}
 
 impl Options for NopExporterConfig {}
+
+impl Embeds for NopExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        Vec::new()
+    }
+}
+
+impl EmbedsHelper for NopExporterConfig {
+    fn helper(&self) -> &ExporterHelperConfig {
+        &self.helper
+    }
+}
 
 struct NopExporter;
 
@@ -36,9 +51,5 @@ impl ExporterFactory for NopExporterFactory {
             exporter: Exporter::new(id, Arc::new(NopExporter)),
             writing: None,
         })
-    }
-
-    fn settings(&self, _options: &NopExporterConfig) -> ExporterHelperConfig {
-        ExporterHelperConfig::default()
     }
 }

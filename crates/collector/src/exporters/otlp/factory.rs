@@ -5,9 +5,7 @@ use std::sync::Arc;
 use super::config::OtlpExporterConfig;
 use super::OtlpGrpcExporter;
 use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
-use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
-use crate::settings::{deserialize_embedding, Problem};
 
 pub struct OtlpExporterFactory;
 
@@ -27,19 +25,11 @@ impl ExporterFactory for OtlpExporterFactory {
         options: &OtlpExporterConfig,
         extensions: &Extensions,
     ) -> Result<BuiltExporter, StartError> {
-        let auth = client_auth(id, options.auth.as_ref(), extensions)?;
+        let auth = client_auth(id, options.client.auth.as_ref(), extensions)?;
         let exporter = OtlpGrpcExporter::new(options)
             .map_err(|error| StartError::exporter(id, error))?
             .with_auth(auth);
         Ok(built(id, exporter))
-    }
-
-    fn settings(&self, options: &OtlpExporterConfig) -> ExporterHelperConfig {
-        options.helper.clone()
-    }
-
-    fn parse_options(value: ::config::Value, path: &str) -> Result<OtlpExporterConfig, Problem> {
-        deserialize_embedding(value, path)
     }
 }
 

@@ -26,9 +26,10 @@ use profbridge_translate::otlp::ExportProfilesPartialSuccess;
 
 use super::ExportError;
 use crate::pipeline::Profiles;
+use crate::settings::client::{Compression, TlsConfig};
 use crate::tls::BearerAuth;
 use codec::ExportCodec;
-use config::{Compression, OtlpExporterConfig, TlsConfig};
+use config::OtlpExporterConfig;
 use skip_verify::UnverifiedTlsConnector;
 use tls::{split_scheme, uses_tls, ClientTlsError, TlsFiles};
 
@@ -59,13 +60,13 @@ impl OtlpGrpcExporter {
             channel_endpoint(config).map_err(|e| invalid(e.to_string()))?;
         if unverified.is_some() {
             tracing::warn!(
-                endpoint = config.endpoint.trim(),
+                endpoint = config.client.endpoint.trim(),
                 "tls.insecure_skip_verify: the server's certificate is not verified; \
                  anyone on the path can pose as the server"
             );
         }
         Ok(Self {
-            endpoint_text: config.endpoint.trim().to_owned(),
+            endpoint_text: config.client.endpoint.trim().to_owned(),
             endpoint,
             unverified,
             channel: OnceCell::new(),
@@ -195,25 +196,25 @@ enum ChannelError {
 fn channel_endpoint(
     config: &OtlpExporterConfig,
 ) -> Result<(Endpoint, Option<UnverifiedTlsConnector>), ChannelError> {
-    let (scheme, rest) = split_scheme(&config.endpoint)?;
+    let (scheme, rest) = split_scheme(&config.client.endpoint)?;
     let authority = rest.trim_end_matches('/');
     if authority.contains('/') {
-        return Err(ChannelError::HasPath(config.endpoint.clone()));
+        return Err(ChannelError::HasPath(config.client.endpoint.clone()));
     }
-    let tls = uses_tls(scheme, &config.tls)?;
+    let tls = uses_tls(scheme, &config.client.tls)?;
     // Without verification the connector does TLS, and tonic, seeing
     // https://, would try to do it again.
-    let unverified = tls && config.tls.insecure_skip_verify;
+    let unverified = tls && config.client.tls.insecure_skip_verify;
     let uri = format!(
         "{}://{authority}",
         if tls && !unverified { "https" } else { "http" }
     );
     let endpoint = Endpoint::from_shared(uri).map_err(|error| ChannelError::Endpoint {
-        endpoint: config.endpoint.clone(),
+        endpoint: config.client.endpoint.clone(),
         error,
     })?;
     if endpoint.uri().host().is_none_or(str::is_empty) {
-        return Err(ChannelError::NoHost(config.endpoint.clone()));
+        return Err(ChannelError::NoHost(config.client.endpoint.clone()));
     }
     let endpoint = endpoint
         .connect_timeout(config.helper.timeout.0)
@@ -222,12 +223,12 @@ fn channel_endpoint(
         return Ok((endpoint, None));
     }
     if unverified {
-        let identity = TlsFiles::read(&config.tls)?.identity;
+        let identity = TlsFiles::read(&config.client.tls)?.identity;
         let connector = UnverifiedTlsConnector::new(identity)?;
         return Ok((endpoint, Some(connector)));
     }
     let endpoint = endpoint
-        .tls_config(client_tls(&config.tls)?)
+        .tls_config(client_tls(&config.client.tls)?)
         .map_err(ChannelError::TonicTls)?;
     Ok((endpoint, None))
 }
@@ -256,7 +257,7 @@ fn credentials(auth: &BearerAuth) -> Option<(AsciiMetadataKey, AsciiMetadataValu
 
 fn metadata(config: &OtlpExporterConfig) -> Result<MetadataMap, ChannelError> {
     let mut metadata = MetadataMap::new();
-    for (name, value) in &config.headers {
+    for (name, value) in &config.client.headers {
         let key = AsciiMetadataKey::from_bytes(name.as_bytes())
             .map_err(|_| ChannelError::MetadataName(name.clone()))?;
         let mut value = AsciiMetadataValue::try_from(value.as_str())

@@ -1,7 +1,7 @@
 //! Endpoint schemes, whether a connection uses TLS, and the PEM files TLS
 //! options name. Shared by the gRPC and HTTP exporters.
 
-use super::config::TlsConfig;
+use crate::settings::client::TlsConfig;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scheme {

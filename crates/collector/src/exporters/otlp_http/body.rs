@@ -8,7 +8,7 @@ use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 use super::config::Encoding;
-use crate::exporters::otlp::config::Compression;
+use crate::settings::client::Compression;
 
 /// zstd's default level.
 const ZSTD_LEVEL: i32 = 3;

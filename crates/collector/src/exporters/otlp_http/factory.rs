@@ -5,9 +5,7 @@ use std::sync::Arc;
 use super::config::OtlpHttpExporterConfig;
 use super::OtlpHttpExporter;
 use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
-use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
-use crate::settings::{deserialize_embedding, Problem};
 
 pub struct OtlpHttpExporterFactory;
 
@@ -31,22 +29,11 @@ impl ExporterFactory for OtlpHttpExporterFactory {
         options: &OtlpHttpExporterConfig,
         extensions: &Extensions,
     ) -> Result<BuiltExporter, StartError> {
-        let auth = client_auth(id, options.auth.as_ref(), extensions)?;
+        let auth = client_auth(id, options.client.auth.as_ref(), extensions)?;
         let exporter = OtlpHttpExporter::new(options)
             .map_err(|error| StartError::exporter(id, error))?
             .with_auth(auth);
         Ok(built(id, exporter))
-    }
-
-    fn settings(&self, options: &OtlpHttpExporterConfig) -> ExporterHelperConfig {
-        options.helper.clone()
-    }
-
-    fn parse_options(
-        value: ::config::Value,
-        path: &str,
-    ) -> Result<OtlpHttpExporterConfig, Problem> {
-        deserialize_embedding(value, path)
     }
 }
 

@@ -16,11 +16,11 @@ use reqwest::{Client, Url};
 
 use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
-use super::otlp::config::Compression;
 use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::otlp::warn_partial_success;
 use super::ExportError;
 use crate::pipeline::Profiles;
+use crate::settings::client::Compression;
 use crate::tls::BearerAuth;
 use config::{Encoding, OtlpHttpExporterConfig, PROFILES_PATH};
 
@@ -60,7 +60,7 @@ impl OtlpHttpExporter {
         Ok(Self {
             url,
             client: client(
-                &config.tls,
+                &config.client.tls,
                 tls,
                 Some(config.helper.timeout.0).filter(|timeout| !timeout.is_zero()),
             )
@@ -143,13 +143,13 @@ enum UrlError {
 fn profiles_url(config: &OtlpHttpExporterConfig) -> Result<(Url, bool), UrlError> {
     let (given, append_path) = match &config.profiles_endpoint {
         Some(full) => (full.as_str(), false),
-        None => (config.endpoint.as_str(), true),
+        None => (config.client.endpoint.as_str(), true),
     };
     if given.trim().is_empty() {
         return Err(UrlError::NoEndpoint);
     }
     let (scheme, rest) = split_scheme(given)?;
-    let tls = uses_tls(scheme, &config.tls)?;
+    let tls = uses_tls(scheme, &config.client.tls)?;
     let mut text = format!("{}://{rest}", if tls { "https" } else { "http" });
     if append_path {
         text = format!("{}{PROFILES_PATH}", text.trim_end_matches('/'));
@@ -166,7 +166,7 @@ fn profiles_url(config: &OtlpHttpExporterConfig) -> Result<(Url, bool), UrlError
 
 fn custom_headers(config: &OtlpHttpExporterConfig) -> Result<HeaderMap, UrlError> {
     let mut headers = HeaderMap::new();
-    for (name, value) in &config.headers {
+    for (name, value) in &config.client.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| UrlError::HeaderName(name.clone()))?;
         let mut value =
@@ -181,11 +181,15 @@ fn custom_headers(config: &OtlpHttpExporterConfig) -> Result<HeaderMap, UrlError
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::client::ClientSettings;
 
     fn url_of(endpoint: &str, profiles_endpoint: Option<&str>) -> Result<String, UrlError> {
         let config = OtlpHttpExporterConfig {
-            endpoint: endpoint.to_owned(),
             profiles_endpoint: profiles_endpoint.map(str::to_owned),
+            client: ClientSettings {
+                endpoint: endpoint.to_owned(),
+                ..ClientSettings::default()
+            },
             ..OtlpHttpExporterConfig::default()
         };
         profiles_url(&config).map(|(url, _)| url.to_string())

@@ -1,16 +1,14 @@
-use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
 
 use super::naming::{label_name, RESERVED_LABEL_NAMES};
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
-use crate::exporters::otlp::config::TlsConfig;
 use crate::exporters::otlp::tls::{split_scheme, uses_tls};
+use crate::settings::client::ClientSettings;
 use crate::settings::units::Duration;
 use crate::settings::Problem;
-use crate::settings::{ExtensionRef, Options};
-use crate::tls::config::ClientAuthConfig;
+use crate::settings::{EmbeddedPart, Embeds, ExtensionRef, Options};
 
 /// The path appended to `endpoint` for `api: ingest`.
 pub const INGEST_PATH: &str = "/ingest";
@@ -46,21 +44,11 @@ pub const TENANT_HEADER: &str = "x-scope-orgid";
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PyroscopeExporterConfig {
-    /// Base URL of the Pyroscope server, e.g. `http://pyroscope:4040`;
-    /// the API's path is appended. Without a scheme, `http://` (or
-    /// `https://` when `tls` asks for TLS).
-    pub endpoint: String,
     /// `push` (default) or `ingest`.
     pub api: PyroscopeApi,
-    pub tls: TlsConfig,
-    /// Sent with every push, e.g. `authorization`.
-    pub headers: BTreeMap<String, String>,
     /// HTTP basic authentication (Grafana Cloud: the stack's user and a
     /// token).
     pub basic_auth: Option<BasicAuthConfig>,
-    /// The Collector's `auth: {authenticator: …}`: an authenticator
-    /// extension's credentials on every push.
-    pub auth: Option<ClientAuthConfig>,
     /// Sent as `X-Scope-OrgID`, which multi-tenant Pyroscope requires.
     pub tenant_id: Option<String>,
     /// The resource attribute whose value is the application name
@@ -68,57 +56,44 @@ pub struct PyroscopeExporterConfig {
     pub application_name_attribute: String,
     /// Resource attributes that become labels (`host.name` → `host_name`).
     pub labels_from_resource_attributes: Vec<String>,
+    /// `endpoint` (the Pyroscope server's base URL, e.g.
+    /// `http://pyroscope:4040`, to which the API's path is appended;
+    /// without a scheme, `http://`, or `https://` when `tls` asks for
+    /// TLS), `tls`, `headers` (e.g. `authorization`) and `auth`, whose
+    /// keys sit beside the others.
+    #[serde(skip)]
+    pub client: ClientSettings,
     /// The sending queue, retries, timeout and dead letters, whose keys
-    /// sit beside the others (see [`EmbedsHelper`]).
+    /// sit beside the others.
     #[serde(skip)]
     pub helper: ExporterHelperConfig,
 }
 
-impl EmbedsHelper for PyroscopeExporterConfig {
-    const KEYS: &'static [&'static str] = &[
-        "endpoint",
-        "api",
-        "tls",
-        "headers",
-        "basic_auth",
-        "auth",
-        "tenant_id",
-        "application_name_attribute",
-        "labels_from_resource_attributes",
-        "timeout",
-        "sending_queue",
-        "retry_on_failure",
-        "dead_letter",
-    ];
-
-    fn default_helper() -> ExporterHelperConfig {
-        ExporterHelperConfig {
-            timeout: DEFAULT_TIMEOUT,
-            ..ExporterHelperConfig::default()
-        }
+impl Embeds for PyroscopeExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.client, &mut self.helper]
     }
+}
 
-    fn helper_mut(&mut self) -> &mut ExporterHelperConfig {
-        &mut self.helper
+impl EmbedsHelper for PyroscopeExporterConfig {
+    fn helper(&self) -> &ExporterHelperConfig {
+        &self.helper
     }
 }
 
 impl Default for PyroscopeExporterConfig {
     fn default() -> Self {
         Self {
-            endpoint: String::new(),
             api: PyroscopeApi::default(),
-            tls: TlsConfig::default(),
-            headers: BTreeMap::new(),
             basic_auth: None,
-            auth: None,
             tenant_id: None,
             application_name_attribute: DEFAULT_APPLICATION_NAME_ATTRIBUTE.to_owned(),
             labels_from_resource_attributes: DEFAULT_LABEL_ATTRIBUTES
                 .iter()
                 .map(|key| (*key).to_owned())
                 .collect(),
-            helper: Self::default_helper(),
+            client: ClientSettings::default(),
+            helper: ExporterHelperConfig::with_timeout(DEFAULT_TIMEOUT),
         }
     }
 }
@@ -146,23 +121,23 @@ impl PyroscopeExporterConfig {
     /// exporter's own key. TLS files are read only when the exporter starts.
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
-        if self.basic_auth.is_some() && self.auth.is_some() {
+        if self.basic_auth.is_some() && self.client.auth.is_some() {
             problems.push(Problem::new(
                 "auth",
                 "set basic_auth or auth, not both: each is the Authorization header",
             ));
         }
-        if self.endpoint.trim().is_empty() {
+        if self.client.endpoint.trim().is_empty() {
             problems.push(Problem::new(
                 "endpoint",
                 "is empty; name the Pyroscope server, like http://pyroscope:4040",
             ));
-        } else if let Err(error) = split_scheme(&self.endpoint)
-            .and_then(|(scheme, _)| uses_tls(scheme, &self.tls).map(|_| ()))
+        } else if let Err(error) = split_scheme(&self.client.endpoint)
+            .and_then(|(scheme, _)| uses_tls(scheme, &self.client.tls).map(|_| ()))
         {
             problems.push(Problem::new("endpoint", error.to_string()));
         }
-        for (name, value) in &self.headers {
+        for (name, value) in &self.client.headers {
             let path = format!("headers.{name}");
             if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
                 problems.push(Problem::new(path, "is not a valid header name"));
@@ -242,10 +217,7 @@ impl PyroscopeExporterConfig {
 
 impl Options for PyroscopeExporterConfig {
     fn extension_refs(&self) -> Vec<ExtensionRef> {
-        self.auth
-            .iter()
-            .map(|auth| auth.extension_ref("auth"))
-            .collect()
+        self.client.extension_refs()
     }
 
     fn problems(&self) -> Vec<Problem> {

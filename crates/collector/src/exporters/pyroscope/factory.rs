@@ -5,9 +5,7 @@ use std::sync::Arc;
 use super::config::PyroscopeExporterConfig;
 use super::PyroscopeExporter;
 use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
-use crate::exporters::helper::ExporterHelperConfig;
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
-use crate::settings::{deserialize_embedding, Problem};
 
 pub struct PyroscopeExporterFactory;
 
@@ -31,22 +29,11 @@ impl ExporterFactory for PyroscopeExporterFactory {
         options: &PyroscopeExporterConfig,
         extensions: &Extensions,
     ) -> Result<BuiltExporter, StartError> {
-        let auth = client_auth(id, options.auth.as_ref(), extensions)?;
+        let auth = client_auth(id, options.client.auth.as_ref(), extensions)?;
         let exporter = PyroscopeExporter::new(options)
             .map_err(|error| StartError::exporter(id, error))?
             .with_auth(auth);
         Ok(built(id, exporter))
-    }
-
-    fn settings(&self, options: &PyroscopeExporterConfig) -> ExporterHelperConfig {
-        options.helper.clone()
-    }
-
-    fn parse_options(
-        value: ::config::Value,
-        path: &str,
-    ) -> Result<PyroscopeExporterConfig, Problem> {
-        deserialize_embedding(value, path)
     }
 }
 

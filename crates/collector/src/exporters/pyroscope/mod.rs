@@ -115,7 +115,7 @@ impl PyroscopeExporter {
         Ok(Self {
             api: config.api,
             url,
-            client: client(&config.tls, tls, timeout).map_err(|e| invalid(e.to_string()))?,
+            client: client(&config.client.tls, tls, timeout).map_err(|e| invalid(e.to_string()))?,
             headers: headers(config).map_err(|e| invalid(e.to_string()))?,
             basic_auth: config.basic_auth.clone(),
             auth: None,
@@ -327,9 +327,9 @@ fn api_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), SetupError> 
         PyroscopeApi::Push => PUSH_PATH,
         PyroscopeApi::Ingest => INGEST_PATH,
     };
-    let given = config.endpoint.trim();
+    let given = config.client.endpoint.trim();
     let (scheme, rest) = split_scheme(given)?;
-    let tls = uses_tls(scheme, &config.tls)?;
+    let tls = uses_tls(scheme, &config.client.tls)?;
     let text = format!(
         "{}://{}{path}",
         if tls { "https" } else { "http" },
@@ -350,7 +350,7 @@ fn api_url(config: &PyroscopeExporterConfig) -> Result<(Url, bool), SetupError> 
 
 fn headers(config: &PyroscopeExporterConfig) -> Result<HeaderMap, SetupError> {
     let mut headers = HeaderMap::new();
-    for (name, value) in &config.headers {
+    for (name, value) in &config.client.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| SetupError::HeaderName(name.clone()))?;
         headers.insert(name, sensitive(value)?);
@@ -387,12 +387,21 @@ fn sensitive(value: &str) -> Result<HeaderValue, SetupError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::exporters::otlp::config::TlsConfig;
+    use crate::settings::client::{ClientSettings, TlsConfig};
+
+    fn client_of(endpoint: &str) -> ClientSettings {
+        ClientSettings {
+            endpoint: endpoint.to_owned(),
+            ..ClientSettings::default()
+        }
+    }
 
     fn url_of(endpoint: &str, tls: TlsConfig) -> Result<String, SetupError> {
         let config = PyroscopeExporterConfig {
-            endpoint: endpoint.to_owned(),
-            tls,
+            client: ClientSettings {
+                tls,
+                ..client_of(endpoint)
+            },
             api: PyroscopeApi::Ingest,
             ..PyroscopeExporterConfig::default()
         };
@@ -426,7 +435,7 @@ mod tests {
         assert!(url_of("ftp://x", plain()).is_err());
         assert!(url_of("http://p:4040/?x=1", plain()).is_err());
         let push = PyroscopeExporterConfig {
-            endpoint: "http://pyroscope:4040/prefix/".to_owned(),
+            client: client_of("http://pyroscope:4040/prefix/"),
             ..PyroscopeExporterConfig::default()
         };
         assert_eq!(
@@ -438,17 +447,19 @@ mod tests {
     #[test]
     fn problems_are_reported_at_their_keys() {
         let config = PyroscopeExporterConfig {
-            endpoint: "https://p".to_owned(),
-            tls: TlsConfig {
-                insecure: Some(true),
-                ..TlsConfig::default()
+            client: ClientSettings {
+                tls: TlsConfig {
+                    insecure: Some(true),
+                    ..TlsConfig::default()
+                },
+                headers: [
+                    ("Authorization".to_owned(), "Bearer x".to_owned()),
+                    ("X-Scope-OrgID".to_owned(), "a".to_owned()),
+                    ("bad name".to_owned(), "v".to_owned()),
+                ]
+                .into(),
+                ..client_of("https://p")
             },
-            headers: [
-                ("Authorization".to_owned(), "Bearer x".to_owned()),
-                ("X-Scope-OrgID".to_owned(), "a".to_owned()),
-                ("bad name".to_owned(), "v".to_owned()),
-            ]
-            .into(),
             basic_auth: Some(BasicAuthConfig {
                 username: String::new(),
                 password: "p".to_owned(),
@@ -485,7 +496,7 @@ mod tests {
             ]
         );
         assert!(PyroscopeExporterConfig {
-            endpoint: "http://p:4040".to_owned(),
+            client: client_of("http://p:4040"),
             ..PyroscopeExporterConfig::default()
         }
         .problems()

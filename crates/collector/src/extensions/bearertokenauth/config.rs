@@ -3,8 +3,8 @@
 
 use serde::Deserialize;
 
+use crate::settings::tls::file_problem;
 use crate::settings::{ExtensionRole, Options, Problem};
-use crate::tls::config::file_problem;
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]

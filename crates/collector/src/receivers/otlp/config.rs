@@ -1,10 +1,10 @@
 use serde::Deserialize;
 
+use crate::settings::tls::security_problems;
+use crate::settings::tls::{AuthConfig, ServerTlsConfig};
 use crate::settings::units::{ByteSize, Duration};
 use crate::settings::Problem;
 use crate::settings::{ExtensionRef, Options};
-use crate::tls::config::security_problems;
-use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// Connections a receiver's listener holds at once, by default.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;

@@ -4,10 +4,10 @@ use crate::receivers::otlp::config::{
     http_listener_problems, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT,
 };
+use crate::settings::tls::{AuthConfig, ServerTlsConfig};
 use crate::settings::units::{ByteSize, Duration};
 use crate::settings::Problem;
 use crate::settings::{ExtensionRef, Options};
-use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// `receivers: pprof:` — pprof and legacy profiles POSTed over HTTP.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -86,7 +86,7 @@ impl PprofReceiverConfig {
             self.idle_timeout,
             self.max_connections,
         ));
-        problems.extend(crate::tls::config::security_problems(
+        problems.extend(crate::settings::tls::security_problems(
             self.tls.as_deref(),
             self.auth.as_deref(),
         ));

@@ -4,10 +4,10 @@ use crate::receivers::otlp::config::{
     http_listener_problems, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
     DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT,
 };
+use crate::settings::tls::{AuthConfig, ServerTlsConfig};
 use crate::settings::units::{ByteSize, Duration};
 use crate::settings::Problem;
 use crate::settings::{ExtensionRef, Options};
-use crate::tls::config::{AuthConfig, ServerTlsConfig};
 
 /// `receivers: pyroscope:` — Pyroscope's `POST /ingest`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -78,7 +78,7 @@ impl PyroscopeReceiverConfig {
             self.idle_timeout,
             self.max_connections,
         ));
-        problems.extend(crate::tls::config::security_problems(
+        problems.extend(crate::settings::tls::security_problems(
             self.tls.as_deref(),
             self.auth.as_deref(),
         ));

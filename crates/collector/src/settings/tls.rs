@@ -6,8 +6,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::settings::units::Duration;
-use crate::settings::{ComponentId, ExtensionRef, ExtensionRole, Problem};
+use super::units::Duration;
+use super::{ComponentId, ExtensionRef, ExtensionRole, Problem};
 
 /// `tls:` on a receiver: the server's certificate chain and key, and
 /// optionally the CAs client certificates must chain to (mutual TLS).

@@ -1,0 +1,302 @@
+//! Settings that several components embed, with their keys beside the
+//! component's own (what the OpenTelemetry Collector does with
+//! `mapstructure:",squash"`): a listener's, a client's, the exporter
+//! helper's. Each such struct is declared, defaulted, checked and listed
+//! once, and embedded by any number of components.
+//!
+//! serde's `flatten` does not combine with `deny_unknown_fields` (and would
+//! bypass this parser's lenient values and key paths), so the parser splits
+//! a component's section itself: the keys of each embedded part go to that
+//! part, the rest to the component's own struct, and a key that none takes
+//! is refused with every key listed.
+
+use std::collections::BTreeSet;
+
+use config::{Map, Value, ValueKind};
+use serde::de::{self, DeserializeOwned, Visitor};
+
+use super::de::deserialize_at;
+use super::problems::{join, Problem};
+
+/// Settings embedded in components' options.
+pub trait Embedded: DeserializeOwned + Send + Sync + 'static {
+    /// Gives each key the file did not write its value in `defaults`, the
+    /// embedding component's default; usually written with
+    /// [`keep_unwritten!`](crate::keep_unwritten).
+    fn keep_unwritten(&mut self, defaults: Self, written: &Written);
+}
+
+/// The keys a section wrote.
+#[derive(Debug, Default)]
+pub struct Written(BTreeSet<String>);
+
+impl Written {
+    pub fn has(&self, key: &str) -> bool {
+        self.0.contains(key)
+    }
+}
+
+/// Options that embed [`Embedded`] settings. The options' own keys are
+/// their serde fields; the embedded fields are `#[serde(skip)]`, hold the
+/// component's defaults in `Default`, and are handed out by
+/// [`Self::embedded`] in the order "unknown key" messages list them.
+pub trait Embeds: DeserializeOwned + Default {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart>;
+}
+
+/// [`Embedded`] settings as the parser handles them, whatever their type.
+pub trait EmbeddedPart {
+    /// The keys it takes.
+    fn keys(&self) -> Vec<&'static str>;
+
+    /// Parses the keys of `section` (all its own) over the current values.
+    fn fill(&mut self, section: Value, path: &str) -> Result<(), Problem>;
+}
+
+impl<T: Embedded> EmbeddedPart for T {
+    fn keys(&self) -> Vec<&'static str> {
+        keys_of::<T>()
+    }
+
+    fn fill(&mut self, section: Value, path: &str) -> Result<(), Problem> {
+        let written = match &section.kind {
+            ValueKind::Table(table) => Written(table.keys().cloned().collect()),
+            _ => Written::default(),
+        };
+        let parsed: T = deserialize_at(section, path)?;
+        let defaults = std::mem::replace(self, parsed);
+        self.keep_unwritten(defaults, &written);
+        Ok(())
+    }
+}
+
+/// Every key of options `T`: its own, then each embedded part's.
+pub fn keys_of_embedding<T: Embeds>() -> Vec<&'static str> {
+    let mut options = T::default();
+    let mut keys = keys_of::<T>();
+    for part in options.embedded() {
+        keys.extend(part.keys());
+    }
+    keys
+}
+
+/// Deserializes options `T` found at key path `path`: each embedded part's
+/// keys into that part (over the component's defaults), the others into
+/// `T`.
+pub(crate) fn deserialize_embedding<T: Embeds>(value: Value, path: &str) -> Result<T, Problem> {
+    let origin = value.origin().map(str::to_owned);
+    let table = match value.kind {
+        ValueKind::Table(table) => table,
+        ValueKind::Nil => Map::new(),
+        other => return deserialize_at(Value::new(origin.as_ref(), other), path),
+    };
+    let own_keys = keys_of::<T>();
+    let mut defaults = T::default();
+    let part_keys: Vec<Vec<&'static str>> =
+        defaults.embedded().iter().map(|part| part.keys()).collect();
+    let mut own = Map::new();
+    let mut parts: Vec<Map<String, Value>> = vec![Map::new(); part_keys.len()];
+    for (key, value) in table {
+        if own_keys.contains(&key.as_str()) {
+            own.insert(key, value);
+        } else if let Some(index) = part_keys.iter().position(|keys| keys.contains(&&*key)) {
+            if let Some(part) = parts.get_mut(index) {
+                part.insert(key, value);
+            }
+        } else {
+            let every_key: Vec<&str> = own_keys
+                .iter()
+                .chain(part_keys.iter().flatten())
+                .copied()
+                .collect();
+            let message = if every_key.is_empty() {
+                "unknown key; this section takes no keys".to_owned()
+            } else {
+                format!("unknown key; expected one of {}", every_key.join(", "))
+            };
+            return Err(Problem::new(join(path, &key), message));
+        }
+    }
+    let mut options: T = deserialize_at(Value::new(origin.as_ref(), ValueKind::Table(own)), path)?;
+    for (part, section) in options.embedded().into_iter().zip(parts) {
+        if !section.is_empty() {
+            part.fill(Value::new(origin.as_ref(), ValueKind::Table(section)), path)?;
+        }
+    }
+    Ok(options)
+}
+
+/// Gives each listed field the value in `defaults` when the file did not
+/// write its key. The list must name every field: the destructuring fails
+/// to compile when a field is added and not listed.
+#[macro_export]
+macro_rules! keep_unwritten {
+    ($self:ident, $defaults:ident, $written:ident; $($field:ident),+ $(,)?) => {{
+        let Self { $($field),+ } = $defaults;
+        $(
+            if !$written.has(stringify!($field)) {
+                $self.$field = $field;
+            }
+        )+
+    }};
+}
+
+/// The keys a struct's serde derive takes (its fields, without skipped
+/// ones), read by asking it to deserialize from a deserializer that only
+/// records the field list it is handed.
+pub fn keys_of<T: DeserializeOwned>() -> Vec<&'static str> {
+    let mut fields = Vec::new();
+    let _ = T::deserialize(FieldRecorder(&mut fields));
+    fields
+}
+
+struct FieldRecorder<'a>(&'a mut Vec<&'static str>);
+
+#[derive(Debug, thiserror::Error)]
+#[error("recording fields only")]
+struct Recorded;
+
+impl de::Error for Recorded {
+    fn custom<T: std::fmt::Display>(_message: T) -> Self {
+        Self
+    }
+}
+
+impl<'de> de::Deserializer<'de> for FieldRecorder<'_> {
+    type Error = Recorded;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Recorded> {
+        Err(Recorded)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Recorded> {
+        self.0.extend_from_slice(fields);
+        Err(Recorded)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    struct Listen {
+        endpoint: String,
+        limit: u32,
+    }
+
+    impl Default for Listen {
+        fn default() -> Self {
+            Self {
+                endpoint: "0.0.0.0:1".to_owned(),
+                limit: 10,
+            }
+        }
+    }
+
+    impl Embedded for Listen {
+        fn keep_unwritten(&mut self, defaults: Self, written: &Written) {
+            keep_unwritten!(self, defaults, written; endpoint, limit);
+        }
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    struct Component {
+        path: String,
+        #[serde(skip)]
+        listen: Listen,
+    }
+
+    impl Default for Component {
+        fn default() -> Self {
+            Self {
+                path: "/in".to_owned(),
+                listen: Listen {
+                    endpoint: "127.0.0.1:4041".to_owned(),
+                    ..Listen::default()
+                },
+            }
+        }
+    }
+
+    impl Embeds for Component {
+        fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+            vec![&mut self.listen]
+        }
+    }
+
+    fn section(entries: &[(&str, &str)]) -> Value {
+        let mut map = Map::new();
+        for (key, text) in entries {
+            map.insert(
+                (*key).to_owned(),
+                Value::new(None, ValueKind::String((*text).to_owned())),
+            );
+        }
+        Value::new(None, ValueKind::Table(map))
+    }
+
+    #[test]
+    fn keys_come_from_the_derive_without_skipped_fields() {
+        assert_eq!(keys_of::<Listen>(), ["endpoint", "limit"]);
+        assert_eq!(keys_of::<Component>(), ["path"]);
+        assert_eq!(
+            keys_of_embedding::<Component>(),
+            ["path", "endpoint", "limit"]
+        );
+    }
+
+    #[test]
+    fn unwritten_embedded_keys_keep_the_components_defaults() {
+        let parsed: Result<Component, Problem> =
+            deserialize_embedding(section(&[("limit", "3")]), "receivers.x");
+        let expected = Component {
+            path: "/in".to_owned(),
+            listen: Listen {
+                endpoint: "127.0.0.1:4041".to_owned(),
+                limit: 3,
+            },
+        };
+        assert_eq!(parsed, Ok(expected));
+        let untouched: Result<Component, Problem> =
+            deserialize_embedding(Value::new(None, ValueKind::Nil), "receivers.x");
+        assert_eq!(untouched, Ok(Component::default()));
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_every_key_listed() {
+        let parsed: Result<Component, Problem> =
+            deserialize_embedding(section(&[("limits", "3")]), "receivers.x");
+        assert_eq!(
+            parsed.map_err(|problem| problem.to_string()),
+            Err(
+                "receivers.x.limits: unknown key; expected one of path, endpoint, limit".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn a_bad_embedded_value_names_its_key_path() {
+        let parsed: Result<Component, Problem> =
+            deserialize_embedding(section(&[("limit", "many")]), "receivers.x");
+        assert_eq!(
+            parsed.map_err(|problem| problem.to_string()),
+            Err("receivers.x.limit: expected u32, found string \"many\"".to_owned())
+        );
+    }
+}
