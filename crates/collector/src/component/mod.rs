@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::pipeline::{Exporter, PipelineHandle, Processor};
 use crate::settings::exporter_helper::{EmbedsHelper, ExporterHelperConfig};
-use crate::settings::{deserialize_at, deserialize_embedding, ComponentConfig, Options, Problem};
+use crate::settings::{deserialize_embedding, ComponentConfig, Options, Problem};
 use crate::telemetry::Registry;
 
 pub use error::{CannotListen, StartError};
@@ -65,7 +65,7 @@ pub type StartFuture<'a> =
 pub trait ReceiverFactory: Sync + 'static {
     /// The type, as written in component ids.
     const KIND: &'static str;
-    type Options: Options + DeserializeOwned;
+    type Options: Options + DeserializeOwned + Default;
 
     fn start<'a>(
         &'a self,
@@ -83,7 +83,7 @@ pub trait ReceiverFactory: Sync + 'static {
 /// One processor type.
 pub trait ProcessorFactory: Sync + 'static {
     const KIND: &'static str;
-    type Options: Options + DeserializeOwned;
+    type Options: Options + DeserializeOwned + Default;
 
     fn build(&self, id: &str, options: &Self::Options) -> Result<Box<dyn Processor>, StartError>;
 }
@@ -124,7 +124,7 @@ pub trait ExporterFactory: Sync + 'static {
 /// One extension type.
 pub trait ExtensionFactory: Sync + 'static {
     const KIND: &'static str;
-    type Options: Options + DeserializeOwned;
+    type Options: Options + DeserializeOwned + Default;
 
     /// Starts it: binds what it listens on, spawns what it runs.
     fn start<'a>(
@@ -234,12 +234,12 @@ pub trait AnyExporterFactory: Sync {
     fn check(&self, id: &str, config: &ComponentConfig) -> Option<StartError>;
 }
 
-fn parse_as<T: Options + DeserializeOwned>(
+fn parse_as<T: Options + DeserializeOwned + Default>(
     kind: &'static str,
     value: ::config::Value,
     path: &str,
 ) -> Result<ComponentConfig, Problem> {
-    deserialize_at::<T>(value, path).map(|options| ComponentConfig::new(kind, options))
+    deserialize_embedding::<T>(value, path).map(|options| ComponentConfig::new(kind, options))
 }
 
 /// The options of `config`, which the registry gave to the factory of

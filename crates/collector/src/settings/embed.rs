@@ -16,6 +16,7 @@ use config::{Map, Value, ValueKind};
 use serde::de::{self, DeserializeOwned, Visitor};
 
 use super::de::deserialize_at;
+use super::options::Options;
 use super::problems::{join, Problem};
 
 /// Settings embedded in components' options.
@@ -34,14 +35,6 @@ impl Written {
     pub fn has(&self, key: &str) -> bool {
         self.0.contains(key)
     }
-}
-
-/// Options that embed [`Embedded`] settings. The options' own keys are
-/// their serde fields; the embedded fields are `#[serde(skip)]`, hold the
-/// component's defaults in `Default`, and are handed out by
-/// [`Self::embedded`] in the order "unknown key" messages list them.
-pub trait Embeds: DeserializeOwned + Default {
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart>;
 }
 
 /// [`Embedded`] settings as the parser handles them, whatever their type.
@@ -71,7 +64,7 @@ impl<T: Embedded> EmbeddedPart for T {
 }
 
 /// Every key of options `T`: its own, then each embedded part's.
-pub fn keys_of_embedding<T: Embeds>() -> Vec<&'static str> {
+pub fn keys_of_embedding<T: Options + DeserializeOwned + Default>() -> Vec<&'static str> {
     let mut options = T::default();
     let mut keys = keys_of::<T>();
     for part in options.embedded() {
@@ -83,7 +76,10 @@ pub fn keys_of_embedding<T: Embeds>() -> Vec<&'static str> {
 /// Deserializes options `T` found at key path `path`: each embedded part's
 /// keys into that part (over the component's defaults), the others into
 /// `T`.
-pub(crate) fn deserialize_embedding<T: Embeds>(value: Value, path: &str) -> Result<T, Problem> {
+pub(crate) fn deserialize_embedding<T: Options + DeserializeOwned + Default>(
+    value: Value,
+    path: &str,
+) -> Result<T, Problem> {
     let origin = value.origin().map(str::to_owned);
     let table = match value.kind {
         ValueKind::Table(table) => table,
@@ -214,7 +210,7 @@ mod tests {
         }
     }
 
-    #[derive(Debug, PartialEq, Deserialize)]
+    #[derive(Debug, Clone, PartialEq, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     struct Component {
         path: String,
@@ -234,7 +230,7 @@ mod tests {
         }
     }
 
-    impl Embeds for Component {
+    impl Options for Component {
         fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
             vec![&mut self.listen]
         }

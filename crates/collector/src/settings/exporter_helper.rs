@@ -1,6 +1,6 @@
 //! The exporter helper's options, in the OpenTelemetry Collector's
 //! exporterhelper shape. Every exporter's options embed one
-//! [`ExporterHelperConfig`] ([`super::Embeds`]): its keys
+//! [`ExporterHelperConfig`] ([`super::Options::embedded`]): its keys
 //! (`sending_queue`, `retry_on_failure`, `timeout`, `dead_letter`) sit
 //! beside the exporter's own.
 
@@ -105,7 +105,7 @@ impl Embedded for ExporterHelperConfig {
 }
 
 /// Options that embed the exporter helper's: every exporter's.
-pub trait EmbedsHelper: super::Embeds {
+pub trait EmbedsHelper: super::Options + serde::de::DeserializeOwned + Default {
     fn helper(&self) -> &ExporterHelperConfig;
 }
 

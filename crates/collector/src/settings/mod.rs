@@ -47,9 +47,8 @@ pub use options::{Catalog, ComponentConfig, ExtensionRef, ExtensionRole, Options
 pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
 
-pub(crate) use de::deserialize_at;
 pub(crate) use embed::deserialize_embedding;
-pub use embed::{keys_of, keys_of_embedding, Embedded, EmbeddedPart, Embeds, Written};
+pub use embed::{keys_of, keys_of_embedding, Embedded, EmbeddedPart, Written};
 use parse::Defined;
 
 /// The configuration used when none is given: OTLP in on loopback, pprof

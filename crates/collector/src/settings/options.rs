@@ -10,6 +10,7 @@ use std::sync::Arc;
 use config::Value;
 
 use super::component_id::ComponentId;
+use super::embed::EmbeddedPart;
 use super::model::Section;
 use super::problems::Problem;
 
@@ -39,6 +40,14 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
     /// What an extension with these options offers other components.
     fn roles(&self) -> &'static [ExtensionRole] {
         &[]
+    }
+
+    /// The shared settings these options embed, whose keys sit beside
+    /// their own ([`super::embed`]); their fields are `#[serde(skip)]`
+    /// and hold the component's defaults. In the order "unknown key"
+    /// messages list them.
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        Vec::new()
     }
 }
 

@@ -1,7 +1,7 @@
 use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
-use crate::settings::{EmbeddedPart, Embeds, Options};
+use crate::settings::{EmbeddedPart, Options};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -25,16 +25,14 @@ pub struct DebugExporterConfig {
     pub helper: ExporterHelperConfig,
 }
 
-impl Embeds for DebugExporterConfig {
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        vec![&mut self.helper]
-    }
-}
-
 impl EmbedsHelper for DebugExporterConfig {
     fn helper(&self) -> &ExporterHelperConfig {
         &self.helper
     }
 }
 
-impl Options for DebugExporterConfig {}
+impl Options for DebugExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.helper]
+    }
+}

@@ -2,7 +2,7 @@ use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig, SendingQueueConfig};
 use crate::settings::units::Duration;
-use crate::settings::{EmbeddedPart, Embeds, Options, Problem};
+use crate::settings::{EmbeddedPart, Options, Problem};
 
 /// What the file exporter writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -35,12 +35,6 @@ pub struct FileExporterConfig {
     /// sit beside the others.
     #[serde(skip)]
     pub helper: ExporterHelperConfig,
-}
-
-impl Embeds for FileExporterConfig {
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        vec![&mut self.helper]
-    }
 }
 
 impl EmbedsHelper for FileExporterConfig {
@@ -87,6 +81,10 @@ pub struct Retention {
 }
 
 impl Options for FileExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.helper]
+    }
+
     fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if self.path.trim().is_empty() {

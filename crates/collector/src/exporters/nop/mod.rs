@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
-use crate::settings::{EmbeddedPart, Embeds, Options};
+use crate::settings::{EmbeddedPart, Options};
 
 /// No options: `nop:` or `nop: {}`; the helper runs with its defaults.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -18,9 +18,7 @@ pub struct NopExporterConfig {
     helper: ExporterHelperConfig,
 }
 
-impl Options for NopExporterConfig {}
-
-impl Embeds for NopExporterConfig {
+impl Options for NopExporterConfig {
     fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
         Vec::new()
     }

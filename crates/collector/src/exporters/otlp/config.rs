@@ -2,7 +2,7 @@ use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::settings::client::{ClientSettings, Compression};
-use crate::settings::{EmbeddedPart, Embeds, ExtensionRef, Options, Problem};
+use crate::settings::{EmbeddedPart, ExtensionRef, Options, Problem};
 
 /// `exporters: otlp:` — OTLP over gRPC.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -20,12 +20,6 @@ pub struct OtlpExporterConfig {
     pub helper: ExporterHelperConfig,
 }
 
-impl Embeds for OtlpExporterConfig {
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        vec![&mut self.client, &mut self.helper]
-    }
-}
-
 impl EmbedsHelper for OtlpExporterConfig {
     fn helper(&self) -> &ExporterHelperConfig {
         &self.helper
@@ -33,6 +27,10 @@ impl EmbedsHelper for OtlpExporterConfig {
 }
 
 impl Options for OtlpExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.client, &mut self.helper]
+    }
+
     fn extension_refs(&self) -> Vec<ExtensionRef> {
         self.client.extension_refs()
     }

@@ -2,7 +2,7 @@ use serde::Deserialize;
 
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
 use crate::settings::client::{ClientSettings, Compression};
-use crate::settings::{EmbeddedPart, Embeds, ExtensionRef, Options, Problem};
+use crate::settings::{EmbeddedPart, ExtensionRef, Options, Problem};
 
 /// The path appended to `endpoint`.
 pub const PROFILES_PATH: &str = "/v1development/profiles";
@@ -27,12 +27,6 @@ pub struct OtlpHttpExporterConfig {
     pub helper: ExporterHelperConfig,
 }
 
-impl Embeds for OtlpHttpExporterConfig {
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        vec![&mut self.client, &mut self.helper]
-    }
-}
-
 impl EmbedsHelper for OtlpHttpExporterConfig {
     fn helper(&self) -> &ExporterHelperConfig {
         &self.helper
@@ -51,6 +45,10 @@ pub enum Encoding {
 }
 
 impl Options for OtlpHttpExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.client, &mut self.helper]
+    }
+
     fn extension_refs(&self) -> Vec<ExtensionRef> {
         self.client.extension_refs()
     }

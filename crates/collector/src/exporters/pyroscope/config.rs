@@ -8,7 +8,7 @@ use crate::exporters::otlp::tls::{split_scheme, uses_tls};
 use crate::settings::client::ClientSettings;
 use crate::settings::units::Duration;
 use crate::settings::Problem;
-use crate::settings::{EmbeddedPart, Embeds, ExtensionRef, Options};
+use crate::settings::{EmbeddedPart, ExtensionRef, Options};
 
 /// The path appended to `endpoint` for `api: ingest`.
 pub const INGEST_PATH: &str = "/ingest";
@@ -67,12 +67,6 @@ pub struct PyroscopeExporterConfig {
     /// sit beside the others.
     #[serde(skip)]
     pub helper: ExporterHelperConfig,
-}
-
-impl Embeds for PyroscopeExporterConfig {
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        vec![&mut self.client, &mut self.helper]
-    }
 }
 
 impl EmbedsHelper for PyroscopeExporterConfig {
@@ -216,6 +210,10 @@ impl PyroscopeExporterConfig {
 }
 
 impl Options for PyroscopeExporterConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.client, &mut self.helper]
+    }
+
     fn extension_refs(&self) -> Vec<ExtensionRef> {
         self.client.extension_refs()
     }
