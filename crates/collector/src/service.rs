@@ -354,28 +354,15 @@ async fn serve_telemetry_endpoint(
     readiness: Arc<Readiness>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let incoming = crate::net::Incoming::new(listener, connection_limits(config), None);
+    let (connection_limits, http_limits) = crate::net::endpoint_limits(&config.connection);
+    let incoming = crate::net::Incoming::new(listener, connection_limits, None);
     crate::net::serve_http(
         incoming,
         telemetry_server::router(config.serves_metrics().then_some(registry), readiness),
-        http_limits(config),
+        http_limits,
         shutdown,
     )
     .await
-}
-
-fn connection_limits(config: &MetricsConfig) -> crate::net::ConnectionLimits {
-    crate::net::ConnectionLimits {
-        max_connections: crate::net::count(config.max_connections),
-        idle_timeout: config.idle_timeout.0,
-    }
-}
-
-fn http_limits(config: &MetricsConfig) -> crate::net::HttpLimits {
-    crate::net::HttpLimits {
-        read_header_timeout: config.read_header_timeout.0,
-        max_concurrent_streams: 16,
-    }
 }
 
 async fn all_true(mut tasks: JoinSet<bool>) -> bool {

@@ -92,7 +92,10 @@ fn the_embedded_default_loads_without_warnings() {
         Some("127.0.0.1:4317")
     );
     assert_eq!(
-        otlp.protocols.http.as_ref().map(|h| h.endpoint.as_str()),
+        otlp.protocols
+            .http
+            .as_ref()
+            .map(|h| h.server.endpoint.as_str()),
         Some("127.0.0.1:4318")
     );
     assert_eq!(file_exporter(&config).path, "./profbridge-data");
@@ -204,6 +207,7 @@ service:
             .http
             .as_ref()
             .unwrap()
+            .server
             .max_request_body_size
             .0,
         4 << 20
@@ -248,7 +252,10 @@ fn a_protocol_written_without_options_is_on_with_its_defaults() {
         Some("127.0.0.1:4317")
     );
     assert_eq!(
-        otlp.protocols.http.as_ref().map(|h| h.endpoint.as_str()),
+        otlp.protocols
+            .http
+            .as_ref()
+            .map(|h| h.server.endpoint.as_str()),
         Some("127.0.0.1:4318")
     );
     assert_eq!(

@@ -66,6 +66,7 @@ use profbridge_collector::receivers::otlp::config::OtlpReceiverConfig;
 use profbridge_collector::receivers::pprof::config::PprofReceiverConfig;
 use profbridge_collector::receivers::pyroscope::config::PyroscopeReceiverConfig;
 use profbridge_collector::service;
+use profbridge_collector::settings::server::{HttpConnectionSettings, HttpServerSettings};
 use profbridge_collector::telemetry::config::TelemetryConfig;
 use profbridge_testkit::TempDir;
 
@@ -434,12 +435,33 @@ impl<'de> VariantAccess<'de> for Walker {
 // ---------------------------------------------------------------------------
 // Every option path in the code.
 
+/// The keys of an HTTP listener's embedded settings, under `root`.
+fn http_listener(root: &str) -> BTreeSet<String> {
+    let mut paths = walk::<HttpServerSettings>(root);
+    paths.extend(walk::<HttpConnectionSettings>(root));
+    paths
+}
+
+fn with_http_listener(mut paths: BTreeSet<String>, root: &str) -> BTreeSet<String> {
+    paths.extend(http_listener(root));
+    paths
+}
+
+fn with_connection(mut paths: BTreeSet<String>, root: &str) -> BTreeSet<String> {
+    paths.extend(walk::<HttpConnectionSettings>(root));
+    paths
+}
+
 fn receiver_paths(kind: &str) -> BTreeSet<String> {
     let root = format!("receivers.{kind}");
     match kind {
-        "otlp" => walk::<OtlpReceiverConfig>(&root),
-        "pprof" => walk::<PprofReceiverConfig>(&root),
-        "pyroscope" => walk::<PyroscopeReceiverConfig>(&root),
+        "otlp" => {
+            let mut paths = walk::<OtlpReceiverConfig>(&root);
+            paths.extend(http_listener(&format!("{root}.protocols.http")));
+            paths
+        }
+        "pprof" => with_http_listener(walk::<PprofReceiverConfig>(&root), &root),
+        "pyroscope" => with_http_listener(walk::<PyroscopeReceiverConfig>(&root), &root),
         "file" => walk::<FileReceiverConfig>(&root),
         "nop" => walk::<NopReceiverConfig>(&root),
         _ => panic!("receiver type {kind:?} is new: add its config struct to receiver_paths"),
@@ -459,11 +481,11 @@ fn processor_paths(kind: &str) -> BTreeSet<String> {
 fn extension_paths(kind: &str) -> BTreeSet<String> {
     let root = format!("extensions.{kind}");
     match kind {
-        "health_check" => walk::<HealthCheckConfig>(&root),
+        "health_check" => with_connection(walk::<HealthCheckConfig>(&root), &root),
         "file_storage" => walk::<FileStorageConfig>(&root),
         "bearertokenauth" => walk::<BearerTokenAuthConfig>(&root),
-        "pprof" => walk::<PprofConfig>(&root),
-        "zpages" => walk::<ZPagesConfig>(&root),
+        "pprof" => with_connection(walk::<PprofConfig>(&root), &root),
+        "zpages" => with_connection(walk::<ZPagesConfig>(&root), &root),
         _ => panic!("extension type {kind:?} is new: add its config struct to extension_paths"),
     }
 }
@@ -518,6 +540,7 @@ fn code_paths() -> BTreeSet<String> {
     }
     paths.extend(walk::<QueueConfig>("service.pipelines.profiles.queue"));
     paths.extend(walk::<TelemetryConfig>("service.telemetry"));
+    paths.extend(walk::<HttpConnectionSettings>("service.telemetry.metrics"));
     // FALLBACK, listed by hand: `service` and its pipelines are read by
     // config/parse.rs without a Deserialize struct.
     for key in ["extensions", "pipelines", "telemetry"] {

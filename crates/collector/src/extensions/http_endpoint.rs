@@ -2,19 +2,13 @@
 //! zpages): binding their endpoint, the start-up line, the connection
 //! limits, and serving a router until the extension stops.
 
-use std::time::Duration;
-
 use axum::Router;
 use tokio::net::TcpListener;
 
 use crate::component::listen::wait_for;
 use crate::component::{CannotListen, Endpoint, ExtensionContext, StartError, StartedExtension};
-use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
-
-/// Connections an extension's endpoint keeps open at once.
-const MAX_CONNECTIONS: usize = 64;
-const READ_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-const MAX_CONCURRENT_STREAMS: u32 = 16;
+use crate::net::{endpoint_limits, serve_http, Incoming};
+use crate::settings::server::HttpConnectionSettings;
 
 /// The extension's socket, bound at start so that a taken port stops it.
 pub async fn bind(
@@ -33,13 +27,12 @@ pub async fn bind(
 }
 
 /// Notes `listener` as `what` for the start-up message and serves `router`
-/// on it until the extension stops; a connection idle for `idle_timeout`
-/// is closed.
+/// on it, within `connection`'s limits, until the extension stops.
 pub fn serve(
     context: &ExtensionContext<'_>,
     started: &mut StartedExtension,
     listener: TcpListener,
-    (what, idle_timeout): (String, Duration),
+    (what, connection): (String, &HttpConnectionSettings),
     router: Router,
 ) {
     if let Ok(address) = listener.local_addr() {
@@ -48,18 +41,8 @@ pub fn serve(
             address,
         });
     }
-    let incoming = Incoming::new(
-        listener,
-        ConnectionLimits {
-            max_connections: MAX_CONNECTIONS,
-            idle_timeout,
-        },
-        None,
-    );
-    let limits = HttpLimits {
-        read_header_timeout: READ_HEADER_TIMEOUT,
-        max_concurrent_streams: MAX_CONCURRENT_STREAMS,
-    };
+    let (connection_limits, limits) = endpoint_limits(connection);
+    let incoming = Incoming::new(listener, connection_limits, None);
     let shutdown = wait_for(context.stopped.clone());
     let id = context.id.to_owned();
     started.tasks.push(tokio::spawn(async move {

@@ -14,6 +14,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 
 use super::incoming::Incoming;
+use crate::settings::server::HttpConnectionSettings;
 
 /// HTTP-level limits of one listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +24,17 @@ pub struct HttpLimits {
     pub read_header_timeout: Duration,
     /// HTTP/2 streams one connection may have open at once.
     pub max_concurrent_streams: u32,
+}
+
+impl HttpLimits {
+    /// The limits an HTTP listener's settings set, with HTTP/2 streams
+    /// capped at `max_concurrent_streams`.
+    pub(crate) fn of(settings: &HttpConnectionSettings, max_concurrent_streams: u32) -> Self {
+        Self {
+            read_header_timeout: settings.read_header_timeout.0,
+            max_concurrent_streams,
+        }
+    }
 }
 
 /// Serves `router` on every connection `incoming` yields, until

@@ -8,6 +8,8 @@ mod incoming;
 
 use std::time::Duration;
 
+use crate::settings::server::{GrpcServerSettings, HttpConnectionSettings};
+
 pub(crate) use crate::tls::HandshakeLimits;
 pub(crate) use http::{serve_http, HttpLimits};
 pub(crate) use incoming::Incoming;
@@ -21,6 +23,48 @@ pub struct ConnectionLimits {
     /// A connection on which no byte moved either way for this long is
     /// closed.
     pub idle_timeout: Duration,
+}
+
+impl ConnectionLimits {
+    /// The limits an HTTP listener's settings set.
+    pub(crate) fn of_http(settings: &HttpConnectionSettings) -> Self {
+        Self {
+            max_connections: count(settings.max_connections),
+            idle_timeout: settings.idle_timeout.0,
+        }
+    }
+
+    /// The limits a gRPC listener's settings set.
+    pub(crate) fn of_grpc(settings: &GrpcServerSettings) -> Self {
+        Self {
+            max_connections: count(settings.max_connections),
+            idle_timeout: settings.keepalive.max_connection_idle.0,
+        }
+    }
+}
+
+/// HTTP/2 streams one connection to an HTTP receiver may have open.
+const RECEIVER_MAX_CONCURRENT_STREAMS: u32 = 100;
+
+/// The connection and HTTP limits of an HTTP receiver's listener.
+pub(crate) fn receiver_limits(settings: &HttpConnectionSettings) -> (ConnectionLimits, HttpLimits) {
+    (
+        ConnectionLimits::of_http(settings),
+        HttpLimits::of(settings, RECEIVER_MAX_CONCURRENT_STREAMS),
+    )
+}
+
+/// HTTP/2 streams one connection to the telemetry endpoint or an
+/// extension may have open.
+const ENDPOINT_MAX_CONCURRENT_STREAMS: u32 = 16;
+
+/// The connection and HTTP limits of the telemetry endpoint's or an HTTP
+/// extension's listener.
+pub(crate) fn endpoint_limits(settings: &HttpConnectionSettings) -> (ConnectionLimits, HttpLimits) {
+    (
+        ConnectionLimits::of_http(settings),
+        HttpLimits::of(settings, ENDPOINT_MAX_CONCURRENT_STREAMS),
+    )
 }
 
 /// A `u32` count from the configuration as a `usize`.

@@ -63,6 +63,15 @@ impl<T: Embedded> EmbeddedPart for T {
     }
 }
 
+/// A section below options `T` whose own options embed settings: where it
+/// is, and how it is parsed (with [`deserialize_embedding`]) into its
+/// place in `T`.
+pub struct NestedSection<T> {
+    /// Its key path below `T`, like `["protocols", "http"]`.
+    pub path: &'static [&'static str],
+    pub fill: fn(&mut T, Value, &str) -> Result<(), Problem>,
+}
+
 /// Every key of options `T`: its own, then each embedded part's.
 pub fn keys_of_embedding<T: Options + DeserializeOwned + Default>() -> Vec<&'static str> {
     let mut options = T::default();
@@ -75,8 +84,51 @@ pub fn keys_of_embedding<T: Options + DeserializeOwned + Default>() -> Vec<&'sta
 
 /// Deserializes options `T` found at key path `path`: each embedded part's
 /// keys into that part (over the component's defaults), the others into
-/// `T`.
+/// `T`, and each of its nested sections the same way.
 pub(crate) fn deserialize_embedding<T: Options + DeserializeOwned + Default>(
+    mut value: Value,
+    path: &str,
+) -> Result<T, Problem> {
+    let mut nested = Vec::new();
+    for section in T::nested_sections() {
+        if let Some(found) = take_section(&mut value, section.path) {
+            nested.push((section, found));
+        }
+    }
+    let mut options: T = deserialize_own_and_embedded(value, path)?;
+    for (section, found) in nested {
+        let section_path = section
+            .path
+            .iter()
+            .fold(path.to_owned(), |parent, key| join(&parent, key));
+        (section.fill)(&mut options, found, &section_path)?;
+    }
+    Ok(options)
+}
+
+/// Takes the value at `path` out of `value`'s tables, leaving an empty
+/// section in its place so that the options still see it present.
+fn take_section(value: &mut Value, path: &[&str]) -> Option<Value> {
+    let (last, parents) = path.split_last()?;
+    let mut table = match &mut value.kind {
+        ValueKind::Table(table) => table,
+        _ => return None,
+    };
+    for key in parents {
+        table = match &mut table.get_mut(*key)?.kind {
+            ValueKind::Table(inner) => inner,
+            _ => return None,
+        };
+    }
+    let found = table.get_mut(*last)?;
+    let origin = found.origin().map(str::to_owned);
+    Some(std::mem::replace(
+        found,
+        Value::new(origin.as_ref(), ValueKind::Table(Map::new())),
+    ))
+}
+
+fn deserialize_own_and_embedded<T: Options + DeserializeOwned + Default>(
     value: Value,
     path: &str,
 ) -> Result<T, Problem> {

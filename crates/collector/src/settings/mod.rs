@@ -48,7 +48,7 @@ pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
 
 pub(crate) use embed::deserialize_embedding;
-pub use embed::{keys_of, keys_of_embedding, Embedded, EmbeddedPart, Written};
+pub use embed::{keys_of, keys_of_embedding, Embedded, EmbeddedPart, NestedSection, Written};
 use parse::Defined;
 
 /// The configuration used when none is given: OTLP in on loopback, pprof

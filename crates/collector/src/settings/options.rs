@@ -10,7 +10,7 @@ use std::sync::Arc;
 use config::Value;
 
 use super::component_id::ComponentId;
-use super::embed::EmbeddedPart;
+use super::embed::{EmbeddedPart, NestedSection};
 use super::model::Section;
 use super::problems::Problem;
 
@@ -47,6 +47,15 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
     /// and hold the component's defaults. In the order "unknown key"
     /// messages list them.
     fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        Vec::new()
+    }
+
+    /// Sections below the options' own keys whose options embed shared
+    /// settings in turn, like the OTLP receiver's `protocols.http`.
+    fn nested_sections() -> Vec<NestedSection<Self>>
+    where
+        Self: Sized,
+    {
         Vec::new()
     }
 }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::component_id::ComponentId;
 use super::de::{describe, deserialize_at};
+use super::embed::deserialize_embedding;
 use super::model::{Config, PipelineConfig, Section, ServiceConfig};
 use super::options::Catalog;
 use super::problems::{join, Problem};
@@ -178,7 +179,7 @@ fn parse_service(
                     }
                 }
             }
-            "telemetry" => match deserialize_at(value, &path) {
+            "telemetry" => match deserialize_embedding(value, &path) {
                 Ok(telemetry) => service.telemetry = telemetry,
                 Err(problem) => problems.push(problem),
             },

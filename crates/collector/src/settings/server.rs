@@ -112,6 +112,16 @@ impl Default for HttpConnectionSettings {
 }
 
 impl HttpConnectionSettings {
+    /// The defaults of the telemetry endpoint and the HTTP extensions:
+    /// few connections, heads within 10 s, and `idle_timeout`.
+    pub const fn for_endpoint(idle_timeout: Duration) -> Self {
+        Self {
+            read_header_timeout: Duration::from_secs(10),
+            idle_timeout,
+            max_connections: 64,
+        }
+    }
+
     /// Every problem, at paths under the embedding section.
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();

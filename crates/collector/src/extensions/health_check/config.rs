@@ -3,16 +3,24 @@
 
 use serde::Deserialize;
 
-use crate::settings::{Options, Problem};
+use crate::settings::server::HttpConnectionSettings;
+use crate::settings::units::Duration;
+use crate::settings::{EmbeddedPart, Options, Problem};
 
 /// Where the Collector's health check listens by default.
 pub const DEFAULT_ENDPOINT: &str = "localhost:13133";
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// How long a health check connection may sit idle.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HealthCheckConfig {
     /// `host:port` to listen on.
     pub endpoint: String,
+    /// `read_header_timeout`, `idle_timeout` and `max_connections`.
+    #[serde(skip)]
+    pub connection: HttpConnectionSettings,
     /// Where the status is served; a path ending in `/` also answers every
     /// path under it, as Go's HTTP mux does.
     pub path: String,
@@ -27,6 +35,7 @@ impl Default for HealthCheckConfig {
     fn default() -> Self {
         Self {
             endpoint: DEFAULT_ENDPOINT.to_owned(),
+            connection: HttpConnectionSettings::for_endpoint(IDLE_TIMEOUT),
             path: "/".to_owned(),
             response_body: None,
             check_collector_pipeline: CheckCollectorPipeline::default(),
@@ -62,6 +71,10 @@ impl Default for CheckCollectorPipeline {
 }
 
 impl Options for HealthCheckConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.connection]
+    }
+
     fn problems(&self) -> Vec<Problem> {
         // An empty or malformed endpoint is reported by the listener check,
         // as every listener's is.
@@ -76,6 +89,7 @@ impl Options for HealthCheckConfig {
                  alert on profbridge_exporter_send_failed_profiles_total from /metrics instead",
             ));
         }
+        problems.extend(self.connection.problems());
         problems
     }
 

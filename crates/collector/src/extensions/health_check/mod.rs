@@ -8,7 +8,7 @@ mod config;
 mod status;
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
@@ -23,9 +23,6 @@ use crate::component::{
     ExtensionContext, ExtensionFactory, ExtensionStartFuture, StartedExtension,
 };
 use crate::telemetry::Readiness;
-
-/// How long a health check connection may sit idle.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct HealthCheckExtensionFactory;
 
@@ -51,7 +48,7 @@ impl ExtensionFactory for HealthCheckExtensionFactory {
                 &context,
                 &mut started,
                 listener,
-                (what, IDLE_TIMEOUT),
+                (what, &options.connection),
                 router,
             );
             Ok(started)

@@ -5,17 +5,26 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::settings::{Options, OwnedFile, Problem};
+use crate::settings::server::HttpConnectionSettings;
+use crate::settings::units::Duration;
+use crate::settings::{EmbeddedPart, Options, OwnedFile, Problem};
 
 /// Where the Collector's pprof extension listens by default. An empty or
 /// malformed `endpoint` is refused with every listener's.
 pub const DEFAULT_ENDPOINT: &str = "localhost:1777";
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// How long a connection may sit idle; more than the longest profile,
+/// which sends nothing until it is done.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(super::http::MAX_SECONDS + 60);
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PprofConfig {
     /// `host:port` to listen on.
     pub endpoint: String,
+    /// `read_header_timeout`, `idle_timeout` and `max_connections`.
+    #[serde(skip)]
+    pub connection: HttpConnectionSettings,
     /// Go's block profile rate. A Rust process has no Go runtime to set it
     /// on: read, and warned about at start when above 0.
     pub block_profile_fraction: i64,
@@ -31,6 +40,7 @@ impl Default for PprofConfig {
     fn default() -> Self {
         Self {
             endpoint: DEFAULT_ENDPOINT.to_owned(),
+            connection: HttpConnectionSettings::for_endpoint(IDLE_TIMEOUT),
             block_profile_fraction: 0,
             mutex_profile_fraction: 0,
             save_to_file: String::new(),
@@ -58,6 +68,10 @@ impl PprofConfig {
 }
 
 impl Options for PprofConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.connection]
+    }
+
     fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if !self.save_to_file.is_empty() && self.save_to_file.trim().is_empty() {
@@ -66,6 +80,7 @@ impl Options for PprofConfig {
                 "is blank; name a file, or leave it out",
             ));
         }
+        problems.extend(self.connection.problems());
         problems
     }
 

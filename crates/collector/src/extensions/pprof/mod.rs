@@ -10,7 +10,6 @@ mod profile;
 mod sampler;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 pub use config::{PprofConfig, DEFAULT_ENDPOINT};
 pub use http::{DEFAULT_SECONDS, MAX_SECONDS};
@@ -23,10 +22,6 @@ use crate::component::{
 };
 use profbridge_pprof::{encode, EncodeOptions};
 use sampler::Recording;
-
-/// How long a connection may sit idle; more than the longest profile,
-/// which sends nothing until it is done.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(MAX_SECONDS + 60);
 
 pub struct PprofExtensionFactory;
 
@@ -76,7 +71,7 @@ impl ExtensionFactory for PprofExtensionFactory {
                 &context,
                 &mut started,
                 listener,
-                (what, IDLE_TIMEOUT),
+                (what, &options.connection),
                 router,
             );
             Ok(started)

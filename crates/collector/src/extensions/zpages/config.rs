@@ -3,16 +3,24 @@
 
 use serde::Deserialize;
 
-use crate::settings::{Options, Problem};
+use crate::settings::server::HttpConnectionSettings;
+use crate::settings::units::Duration;
+use crate::settings::{EmbeddedPart, Options, Problem};
 
 /// Where the Collector's zpages listen by default.
 pub const DEFAULT_ENDPOINT: &str = "localhost:55679";
 
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+/// How long a connection may sit idle.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ZPagesConfig {
     /// `host:port` to listen on.
     pub endpoint: String,
+    /// `read_header_timeout`, `idle_timeout` and `max_connections`.
+    #[serde(skip)]
+    pub connection: HttpConnectionSettings,
     /// Go's expvar page: accepted only when off.
     pub expvar: Expvar,
 }
@@ -21,6 +29,7 @@ impl Default for ZPagesConfig {
     fn default() -> Self {
         Self {
             endpoint: DEFAULT_ENDPOINT.to_owned(),
+            connection: HttpConnectionSettings::for_endpoint(IDLE_TIMEOUT),
             expvar: Expvar::default(),
         }
     }
@@ -34,6 +43,10 @@ pub struct Expvar {
 }
 
 impl Options for ZPagesConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.connection]
+    }
+
     fn problems(&self) -> Vec<Problem> {
         // The endpoint is checked with every listener's.
         let mut problems = Vec::new();
@@ -44,6 +57,7 @@ impl Options for ZPagesConfig {
                  /metrics serves the process figures (profbridge_process_*)",
             ));
         }
+        problems.extend(self.connection.problems());
         problems
     }
 

@@ -13,7 +13,6 @@ mod pipelines;
 mod service;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::{Query, Request, State};
 use axum::http::StatusCode;
@@ -29,9 +28,6 @@ use crate::component::{
     ExtensionContext, ExtensionFactory, ExtensionStartFuture, Host, StartedExtension,
 };
 use parts::{Kind, PIPELINEZ};
-
-/// How long a connection may sit idle.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub struct ZPagesExtensionFactory;
 
@@ -53,7 +49,7 @@ impl ExtensionFactory for ZPagesExtensionFactory {
                 &context,
                 &mut started,
                 listener,
-                (what, IDLE_TIMEOUT),
+                (what, &options.connection),
                 router,
             );
             Ok(started)

@@ -1,11 +1,12 @@
 //! `receivers: otlp:` in the registry.
 
-use super::config::{GrpcConfig, HttpConfig, OtlpReceiverConfig};
+use super::config::{HttpConfig, OtlpReceiverConfig};
 use super::{grpc, http};
 use crate::component::listen::Server;
 use crate::component::{
     ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
 };
+use crate::settings::server::GrpcServerSettings;
 use crate::tls::Alpn;
 
 pub struct OtlpReceiverFactory;
@@ -66,7 +67,7 @@ impl ReceiverFactory for OtlpReceiverFactory {
     }
 }
 
-fn grpc_server<'a>(id: &str, config: &'a GrpcConfig) -> Server<'a> {
+fn grpc_server<'a>(id: &str, config: &'a GrpcServerSettings) -> Server<'a> {
     Server {
         endpoint: &config.endpoint,
         tls: config.tls.as_deref(),
@@ -79,9 +80,9 @@ fn grpc_server<'a>(id: &str, config: &'a GrpcConfig) -> Server<'a> {
 
 fn http_server<'a>(id: &str, config: &'a HttpConfig) -> Server<'a> {
     Server {
-        endpoint: &config.endpoint,
-        tls: config.tls.as_deref(),
-        auth: config.auth.as_deref(),
+        endpoint: &config.server.endpoint,
+        tls: config.server.tls.as_deref(),
+        auth: config.server.auth.as_deref(),
         alpn: Alpn::Http1,
         transport: "http",
         what: format!("{id} OTLP HTTP (POST {})", config.profiles_url_path),

@@ -16,7 +16,6 @@ use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesSer
 
 use super::admitted_body::{read_admitted, BodyBudget, BodyError};
 use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
-use super::config::GrpcConfig;
 use super::decompressed::DecompressedBuffers;
 use super::grpc_unary::{
     grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
@@ -27,6 +26,7 @@ use crate::receivers::intake::{
     any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
 use crate::retry_info;
+use crate::settings::server::GrpcServerSettings;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{BearerAuth, Security};
 
@@ -275,7 +275,7 @@ fn unavailable() -> Status {
 /// Serves until `shutdown` resolves; the listener is already bound.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    config: GrpcConfig,
+    config: GrpcServerSettings,
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
     security: Security,
@@ -296,7 +296,11 @@ pub async fn serve(
     // certificate files apply to new connections; plain or TLS, the one
     // accept loop backs off on errors, caps the connections, sets
     // TCP_NODELAY and closes idle connections.
-    let incoming = Incoming::new(listener, config.connection_limits(), tls);
+    let incoming = Incoming::new(
+        listener,
+        crate::net::ConnectionLimits::of_grpc(&config),
+        tls,
+    );
     let router = tonic::transport::Server::builder()
         .max_concurrent_streams(config.max_concurrent_streams)
         .http2_keepalive_interval(Some(config.keepalive.time.0))

@@ -1,73 +1,36 @@
 use serde::Deserialize;
 
-use crate::receivers::otlp::config::{
-    http_listener_problems, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_READ_HEADER_TIMEOUT, DEFAULT_READ_TIMEOUT,
-};
-use crate::settings::tls::{AuthConfig, ServerTlsConfig};
-use crate::settings::units::{ByteSize, Duration};
+use crate::settings::server::{HttpConnectionSettings, HttpServerSettings};
 use crate::settings::Problem;
-use crate::settings::{ExtensionRef, Options};
+use crate::settings::{EmbeddedPart, ExtensionRef, Options};
 
 /// `receivers: pprof:` — pprof and legacy profiles POSTed over HTTP.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PprofReceiverConfig {
-    /// host:port to listen on.
-    pub endpoint: String,
     /// The path profiles are POSTed to.
     pub path: String,
-    /// Largest accepted body: as sent, after Content-Encoding, and a
-    /// gzipped profile after gunzip.
-    pub max_request_body_size: ByteSize,
-    /// How long a request's head may take to arrive.
-    pub read_header_timeout: Duration,
-    /// How long a request's body may take to arrive, from when its head
-    /// was read.
-    pub read_timeout: Duration,
-    /// A connection on which no byte moved either way for this long is
-    /// closed.
-    pub idle_timeout: Duration,
-    /// Connections open at once; at the cap, accepting waits until one
-    /// closes.
-    pub max_connections: u32,
-    /// Server TLS; plaintext when absent.
-    pub tls: Option<Box<ServerTlsConfig>>,
-    /// Bearer-token authentication; none when absent.
-    pub auth: Option<Box<AuthConfig>>,
+    /// `endpoint` (127.0.0.1:4041 by default), `max_request_body_size`
+    /// (as sent, after Content-Encoding, and a gzipped profile after
+    /// gunzip), `read_timeout`, `tls` and `auth`, beside `path`.
+    #[serde(skip)]
+    pub server: HttpServerSettings,
+    /// `read_header_timeout`, `idle_timeout` and `max_connections`.
+    #[serde(skip)]
+    pub connection: HttpConnectionSettings,
 }
 
 impl Default for PprofReceiverConfig {
     fn default() -> Self {
         Self {
-            endpoint: "127.0.0.1:4041".to_owned(),
             path: "/v1/pprof".to_owned(),
-            max_request_body_size: ByteSize(20 << 20),
-            read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
-            read_timeout: DEFAULT_READ_TIMEOUT,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            tls: None,
-            auth: None,
+            server: HttpServerSettings::at("127.0.0.1:4041"),
+            connection: HttpConnectionSettings::default(),
         }
     }
 }
 
 impl PprofReceiverConfig {
-    pub(crate) fn connection_limits(&self) -> crate::net::ConnectionLimits {
-        crate::net::ConnectionLimits {
-            max_connections: crate::net::count(self.max_connections),
-            idle_timeout: self.idle_timeout.0,
-        }
-    }
-
-    pub(crate) fn http_limits(&self) -> crate::net::HttpLimits {
-        crate::net::HttpLimits {
-            read_header_timeout: self.read_header_timeout.0,
-            max_concurrent_streams: 100,
-        }
-    }
-
     /// Every problem in the options; empty when they are usable.
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
@@ -77,19 +40,8 @@ impl PprofReceiverConfig {
                 format!("{:?} must start with /, like /v1/pprof", self.path),
             ));
         }
-        if self.max_request_body_size.0 == 0 {
-            problems.push(Problem::new("max_request_body_size", "must be more than 0"));
-        }
-        problems.extend(http_listener_problems(
-            self.read_header_timeout,
-            self.read_timeout,
-            self.idle_timeout,
-            self.max_connections,
-        ));
-        problems.extend(crate::settings::tls::security_problems(
-            self.tls.as_deref(),
-            self.auth.as_deref(),
-        ));
+        problems.extend(self.server.problems());
+        problems.extend(self.connection.problems());
         problems
     }
 }
@@ -100,14 +52,14 @@ impl Options for PprofReceiverConfig {
     }
 
     fn extension_refs(&self) -> Vec<ExtensionRef> {
-        self.auth
-            .as_deref()
-            .and_then(|auth| auth.extension_ref("auth"))
-            .into_iter()
-            .collect()
+        self.server.extension_ref("").into_iter().collect()
     }
 
     fn listeners(&self) -> Vec<(String, String)> {
-        vec![("endpoint".to_owned(), self.endpoint.clone())]
+        vec![("endpoint".to_owned(), self.server.endpoint.clone())]
+    }
+
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.server, &mut self.connection]
     }
 }

@@ -41,9 +41,9 @@ pub async fn serve(
     let intake = Intake {
         pipelines,
         metrics,
-        max_body: usize::try_from(config.max_request_body_size.0).unwrap_or(usize::MAX),
-        read_timeout: config.read_timeout.0,
-        limits: (config.connection_limits(), config.http_limits()),
+        max_body: usize::try_from(config.server.max_request_body_size.0).unwrap_or(usize::MAX),
+        read_timeout: config.server.read_timeout.0,
+        limits: crate::net::receiver_limits(&config.connection),
     };
     let route = (config.path.as_str(), post(push));
     pprof_http::serve(listener, route, intake, security, shutdown).await

@@ -42,9 +42,9 @@ impl ReceiverFactory for PyroscopeReceiverFactory {
 
 fn server<'a>(id: &str, options: &'a PyroscopeReceiverConfig) -> Server<'a> {
     Server {
-        endpoint: &options.endpoint,
-        tls: options.tls.as_deref(),
-        auth: options.auth.as_deref(),
+        endpoint: &options.server.endpoint,
+        tls: options.server.tls.as_deref(),
+        auth: options.server.auth.as_deref(),
         alpn: Alpn::Http1,
         transport: "http",
         what: format!("{id} Pyroscope ingest (POST {INGEST_PATH} and {PUSH_PATH})"),

@@ -4,8 +4,10 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
+use super::super::embed::EmbeddedPart;
+use super::super::server::HttpConnectionSettings;
 use super::super::units::Duration;
-use super::super::Problem;
+use super::super::{Options, Problem};
 
 /// Where the endpoint listens when neither `address` nor `readers` is set:
 /// the Collector's `localhost:8888`.
@@ -49,14 +51,10 @@ pub struct MetricsConfig {
     /// the endpoint, none turns it off.
     pub readers: Option<Vec<ReaderConfig>>,
     pub views: Option<IgnoredAny>,
-    /// How long a request's head may take to arrive.
-    pub read_header_timeout: Duration,
-    /// A connection on which no byte moved either way for this long is
-    /// closed.
-    pub idle_timeout: Duration,
-    /// Connections open at once; at the cap, accepting waits until one
-    /// closes.
-    pub max_connections: u32,
+    /// The endpoint's `read_header_timeout`, `idle_timeout` and
+    /// `max_connections`, beside the Collector's keys.
+    #[serde(skip)]
+    pub connection: HttpConnectionSettings,
 }
 
 /// One of `readers:`.
@@ -198,7 +196,7 @@ impl MetricsConfig {
             ));
         }
         if self.endpoint().is_some() {
-            problems.extend(self.connection_problems());
+            problems.extend(self.connection.problems());
         }
         problems
     }
@@ -250,22 +248,6 @@ impl MetricsConfig {
         }
         problems
     }
-
-    fn connection_problems(&self) -> Vec<Problem> {
-        let mut problems = Vec::new();
-        for (path, value) in [
-            ("read_header_timeout", self.read_header_timeout),
-            ("idle_timeout", self.idle_timeout),
-        ] {
-            if value.0.is_zero() {
-                problems.push(Problem::new(path, "must be more than 0"));
-            }
-        }
-        if self.max_connections == 0 {
-            problems.push(Problem::new("max_connections", "must be more than 0"));
-        }
-        problems
-    }
 }
 
 impl Default for MetricsConfig {
@@ -275,9 +257,13 @@ impl Default for MetricsConfig {
             address: None,
             readers: None,
             views: None,
-            read_header_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(60),
-            max_connections: 64,
+            connection: HttpConnectionSettings::for_endpoint(Duration::from_secs(60)),
         }
+    }
+}
+
+impl Options for MetricsConfig {
+    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
+        vec![&mut self.connection]
     }
 }

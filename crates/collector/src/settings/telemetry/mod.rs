@@ -11,7 +11,8 @@ use serde::Deserialize;
 pub use logs::{FieldValue, LogEncoding, LogOutput, LogsConfig, SamplingConfig};
 pub use metrics::{MetricsConfig, MetricsLevel, PrometheusConfig, DEFAULT_ADDRESS};
 
-use super::Problem;
+use super::embed::{deserialize_embedding, NestedSection};
+use super::{Options, Problem};
 
 /// `service: telemetry:`.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -55,5 +56,17 @@ impl TelemetryConfig {
             ));
         }
         problems
+    }
+}
+
+impl Options for TelemetryConfig {
+    fn nested_sections() -> Vec<NestedSection<Self>> {
+        vec![NestedSection {
+            path: &["metrics"],
+            fill: |telemetry, value, path| {
+                telemetry.metrics = deserialize_embedding(value, path)?;
+                Ok(())
+            },
+        }]
     }
 }
