@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures the collector's gRPC intake against a floor, in one run, with
-# crates/collector/examples/loadgen.rs as the client:
-#   (a) floor: crates/collector/examples/decode_floor.rs, a bare tonic
+# tools/bench/src/bin/loadgen.rs as the client:
+#   (a) floor: tools/bench/src/bin/decode_floor.rs, a bare tonic
 #       ProfilesService that decodes each request and answers OK;
 #   (b) `profbridge serve` with the `nop` exporter;
 #   (c) `profbridge serve` with the pprof `file` exporter into a temp dir;
@@ -44,11 +44,11 @@ shape=${5:-tree}
 . "$root/scripts/bench-common.sh"
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-collector \
-  --example loadgen --example decode_floor
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
+  --bin loadgen --bin decode_floor
 profbridge="$root/target/release/profbridge"
-loadgen="$root/target/release/examples/loadgen"
-floor="$root/target/release/examples/decode_floor"
+loadgen="$root/target/release/loadgen"
+floor="$root/target/release/decode_floor"
 
 # Starts `profbridge serve` with EXPORTER (nop or file) and QUEUE_BYTES
 # (empty: the default); sets pid, grpc and metrics.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures forwarding between two collectors, A → B, in one run, with
-# crates/collector/examples/loadgen.rs driving A over gRPC:
+# tools/bench/src/bin/loadgen.rs driving A over gRPC:
 #   B: `profbridge serve`, OTLP gRPC receiver, SINK exporter (nop by
 #      default; `file` writes OTLP protobuf files into a temp dir);
 #   A: `profbridge serve`, OTLP gRPC receiver, `otlp` exporter to B,
@@ -39,10 +39,10 @@ esac
 . "$root/scripts/bench-common.sh"
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-collector \
-  --example loadgen
+cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
+  --bin loadgen
 profbridge="$root/target/release/profbridge"
-loadgen="$root/target/release/examples/loadgen"
+loadgen="$root/target/release/loadgen"
 
 # Starts `profbridge serve` on $work/NAME.yaml; sets pid, grpc and
 # metrics (the addresses it prints).

@@ -2,7 +2,8 @@
 //! can change after start (atomics, locks, cells, once-cells) would be
 //! shared by every collector in a process, tests' in-process collectors
 //! included, without any caller seeing it. Immutable statics (a compiled
-//! regex behind `LazyLock`) and the binary's `#[global_allocator]` are fine.
+//! regex behind `LazyLock`, or the legacy parsers' `Pattern`, compiled once
+//! from constant text) and the binary's `#[global_allocator]` are fine.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -11,7 +12,13 @@ use std::path::{Path, PathBuf};
 /// Types a static may have: ones that cannot change after start. Any
 /// other type (an atomic, a lock, a cell, or a struct that may hold one)
 /// is refused.
-const IMMUTABLE_TYPES: &[&str] = &["LazyLock<Option<Regex>>", "LazyLock<Regex>", "&", "["];
+const IMMUTABLE_TYPES: &[&str] = &[
+    "LazyLock<Option<Regex>>",
+    "LazyLock<Regex>",
+    "Pattern",
+    "&",
+    "[",
+];
 
 fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::input::InputFormat;
+use crate::key_value::parse_key_value;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "profbridge",
@@ -77,23 +80,6 @@ backoff, honouring the wait the endpoint asks for, up to --retries and --max-ela
 
 Exit codes: 0 all files delivered (one line each on stdout), 1 some files not delivered
 (each is named, with why), 2 usage error.";
-
-/// Input formats; `auto` detects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
-    /// Detect from the bytes.
-    Auto,
-    /// pprof protobuf, gzipped or raw.
-    Pprof,
-    /// A legacy format google/pprof reads (gperftools CPU, heap, contention, ...).
-    Legacy,
-    /// Folded stacks: `frame;frame;frame value` lines.
-    Folded,
-    /// OTLP ExportProfilesServiceRequest, protobuf.
-    Otlp,
-    /// OTLP ExportProfilesServiceRequest, JSON.
-    OtlpJson,
-}
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -182,17 +168,4 @@ pub struct InspectArgs {
     /// Draw an SVG flame graph of the chosen sample type into this file.
     #[arg(long, value_name = "OUT.svg")]
     pub flamegraph: Option<PathBuf>,
-}
-
-/// An option value that is not `KEY=VALUE` with a key.
-#[derive(Debug, thiserror::Error)]
-#[error("expected KEY=VALUE, got {0:?}")]
-pub struct NotKeyValue(String);
-
-/// `KEY=VALUE`; the value may itself hold `=`.
-pub(crate) fn parse_key_value(text: &str) -> Result<(String, String), NotKeyValue> {
-    match text.split_once('=') {
-        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
-        _ => Err(NotKeyValue(text.to_owned())),
-    }
 }

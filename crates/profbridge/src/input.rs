@@ -5,6 +5,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
 
 use profbridge_pprof::{
     DecodeOptions, Detected, InputKind, Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
@@ -12,7 +13,22 @@ use profbridge_pprof::{
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{load_any, load_any_detected, JsonNotes, Loaded as AnyInput};
 
-use crate::cli::InputFormat;
+/// Input formats; `auto` detects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// Detect from the bytes.
+    Auto,
+    /// pprof protobuf, gzipped or raw.
+    Pprof,
+    /// A legacy format google/pprof reads (gperftools CPU, heap, contention, ...).
+    Legacy,
+    /// Folded stacks: `frame;frame;frame value` lines.
+    Folded,
+    /// OTLP ExportProfilesServiceRequest, protobuf.
+    Otlp,
+    /// OTLP ExportProfilesServiceRequest, JSON.
+    OtlpJson,
+}
 
 /// An input's name for messages, and its bytes.
 pub struct Input {

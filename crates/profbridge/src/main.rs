@@ -5,6 +5,7 @@ mod cli;
 mod convert;
 mod input;
 mod inspect;
+mod key_value;
 mod logs;
 mod send;
 mod serve;

@@ -3,12 +3,20 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::metrics::{Family, Kind, Value};
+use super::metrics::{Family, Kind, Registry, Value};
 
-/// The `Content-Type` of [`render`]'s output.
+/// The `Content-Type` of [`Registry::render`]'s output.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-pub(super) fn render(families: &BTreeMap<String, Family>) -> String {
+impl Registry {
+    /// Everything, in the Prometheus text format 0.0.4: families by name,
+    /// series by labels.
+    pub fn render(&self) -> String {
+        render(&self.families())
+    }
+}
+
+fn render(families: &BTreeMap<String, Family>) -> String {
     let mut out = String::new();
     for (name, family) in families {
         if family.series.is_empty() {

@@ -4,9 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::exposition;
 use super::recent_errors::RecentErrors;
 
 /// A monotonically increasing count, cheap to clone and to add to.
@@ -76,7 +75,7 @@ impl Registry {
     /// labels returns the same counter. A name already used by a gauge
     /// gets a detached counter that is never printed.
     pub fn counter(&self, name: &str, help: &str, labels: Labels) -> Counter {
-        let mut families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut families = self.families();
         let family = families.entry(name.to_owned()).or_insert_with(|| Family {
             help: help.to_owned(),
             kind: Kind::Counter,
@@ -98,7 +97,7 @@ impl Registry {
     /// Serves `counter` (from [`Self::counter`]) under a second name too,
     /// such as the Collector's, so that both always agree.
     pub fn also_as(&self, name: &str, help: &str, labels: Labels, counter: &Counter) {
-        let mut families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut families = self.families();
         let family = families.entry(name.to_owned()).or_insert_with(|| Family {
             help: help.to_owned(),
             kind: Kind::Counter,
@@ -137,7 +136,7 @@ impl Registry {
     }
 
     fn read_fn(&self, kind: Kind, name: &str, help: &str, labels: Labels, read: GaugeFn) {
-        let mut families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut families = self.families();
         let family = families.entry(name.to_owned()).or_insert_with(|| Family {
             help: help.to_owned(),
             kind,
@@ -154,7 +153,7 @@ impl Registry {
 
     /// The current value of every series of `name`, by labels.
     pub fn series(&self, name: &str) -> Vec<(Labels, f64)> {
-        let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let families = self.families();
         let Some(family) = families.get(name) else {
             return Vec::new();
         };
@@ -168,7 +167,7 @@ impl Registry {
     /// Every series that has the label `key="value"`: (name, labels,
     /// current value), by name.
     pub fn series_labelled(&self, key: &str, value: &str) -> Vec<(String, Labels, f64)> {
-        let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
+        let families = self.families();
         families
             .iter()
             .flat_map(|(name, family)| {
@@ -186,11 +185,9 @@ impl Registry {
         &self.errors
     }
 
-    /// Everything, in the Prometheus text format 0.0.4: families by name,
-    /// series by labels.
-    pub fn render(&self) -> String {
-        let families = self.families.lock().unwrap_or_else(PoisonError::into_inner);
-        exposition::render(&families)
+    /// Every family by name, locked while the guard lives.
+    pub(super) fn families(&self) -> MutexGuard<'_, BTreeMap<String, Family>> {
+        self.families.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -1,17 +1,15 @@
 //! Text contention profiles: gperftools contentionz and Go's legacy
 //! `--- mutex:` / `--- contention:`.
 
-use std::sync::LazyLock;
-
 use regex::Regex;
 
 use super::maps::parse_memory_map;
 use super::model::LegacyProfile;
-use super::patterns::{go_regex, group};
+use super::patterns::{group, Pattern};
 use super::scanner::{hex_addresses, is_space_or_comment, parse_decimal, parse_int_auto, Scanner};
 use super::{skip_to_memory_map, LegacyError};
 
-static SAMPLE: LazyLock<Option<Regex>> = LazyLock::new(|| go_regex(r"(\d+) *(\d+) @([ x0-9a-f]*)"));
+static SAMPLE: Pattern = Pattern::re2("contention sample", r"(\d+) *(\d+) @([ x0-9a-f]*)");
 
 const FORMAT: &str = "contention";
 
@@ -63,14 +61,15 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
         }
     }
 
+    let sample_pattern = SAMPLE.regex()?;
     loop {
         let line = lines.text().trim();
         if line.starts_with("---") {
             break;
         }
         if !is_space_or_comment(line) {
-            let (values, addresses) =
-                parse_sample(line, profile.period, cpu_hz).map_err(|e| match e {
+            let (values, addresses) = parse_sample(sample_pattern, line, profile.period, cpu_hz)
+                .map_err(|e| match e {
                     SampleError::NotASample => LegacyError::Unrecognized,
                     SampleError::Malformed(problem) => LegacyError::Malformed {
                         format: FORMAT,
@@ -86,7 +85,7 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
         }
     }
     skip_to_memory_map(&mut lines);
-    parse_memory_map(&mut lines, &mut profile);
+    parse_memory_map(&mut lines, &mut profile)?;
     Ok(profile)
 }
 
@@ -95,10 +94,14 @@ enum SampleError {
     Malformed(String),
 }
 
-fn parse_sample(line: &str, period: i64, cpu_hz: i64) -> Result<(Vec<i64>, Vec<u64>), SampleError> {
-    let captures = SAMPLE
-        .as_ref()
-        .and_then(|re| re.captures(line))
+fn parse_sample(
+    sample_pattern: &Regex,
+    line: &str,
+    period: i64,
+    cpu_hz: i64,
+) -> Result<(Vec<i64>, Vec<u64>), SampleError> {
+    let captures = sample_pattern
+        .captures(line)
         .ok_or(SampleError::NotASample)?;
     let malformed = || SampleError::Malformed(format!("malformed sample: {line}"));
     let mut cycles = parse_decimal(group(&captures, 1)).ok_or_else(malformed)?;
@@ -114,4 +117,15 @@ fn parse_sample(line: &str, period: i64, cpu_hz: i64) -> Result<(Vec<i64>, Vec<u
     let addresses = hex_addresses(group(&captures, 3))
         .map_err(|e| SampleError::Malformed(format!("malformed sample: {line}: {e}")))?;
     Ok((vec![count, cycles], addresses))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::legacy::patterns::assert_compile;
+
+    #[test]
+    fn patterns_compile() {
+        assert_compile(&[&SAMPLE]);
+    }
 }

@@ -90,7 +90,7 @@ pub(super) fn parse(data: &[u8]) -> Result<LegacyProfile, LegacyError> {
     match language {
         Language::Cpp => {
             strip_signal_frames(&mut profile);
-            parse_memory_map(&mut Scanner::new(&text), &mut profile);
+            parse_memory_map(&mut Scanner::new(&text), &mut profile)?;
             super::remove_duplicated_leaf(&mut profile);
         }
         Language::Java => java::parse_locations(&text, &mut profile)?,

@@ -1,28 +1,32 @@
 //! Text heap profiles: gperftools heapz (v1, v2), growthz, fragmentationz,
 //! and Go's legacy `heap profile: … @ heap/RATE`.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
+use regex::{Captures, Regex};
 
 use super::maps::parse_memory_map;
 use super::model::LegacyProfile;
-use super::patterns::{go_regex, group};
+use super::patterns::{group, Pattern};
 use super::scanner::{
     hex_addresses, is_memory_map_sentinel, is_space_or_comment, parse_decimal, HexOverflow, Scanner,
 };
 use super::{skip_to_memory_map, LegacyError};
 
-static HEAP_HEADER: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    go_regex(r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*)")
-});
-static GROWTH_HEADER: LazyLock<Option<Regex>> =
-    LazyLock::new(|| go_regex(r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ growthz?"));
-static FRAGMENTATION_HEADER: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    go_regex(r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ fragmentationz?")
-});
-static HEAP_SAMPLE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| go_regex(r"(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)"));
+static HEAP_HEADER: Pattern = Pattern::re2(
+    "heap header",
+    r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*)",
+);
+static GROWTH_HEADER: Pattern = Pattern::re2(
+    "growth header",
+    r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ growthz?",
+);
+static FRAGMENTATION_HEADER: Pattern = Pattern::re2(
+    "fragmentation header",
+    r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ fragmentationz?",
+);
+static HEAP_SAMPLE: Pattern = Pattern::re2(
+    "heap sample",
+    r"(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)",
+);
 
 const FORMAT: &str = "heap";
 
@@ -45,7 +49,7 @@ pub(super) fn recognizes(text: &str) -> bool {
     let first = text.lines().next().unwrap_or_default();
     [&HEAP_HEADER, &GROWTH_HEADER, &FRAGMENTATION_HEADER]
         .iter()
-        .any(|re| re.as_ref().is_some_and(|re| re.is_match(first)))
+        .any(|pattern| pattern.claims(first))
 }
 
 pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
@@ -54,11 +58,10 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
         return Err(LegacyError::Unrecognized);
     }
     let first = lines.text();
-    let header = if HEAP_HEADER.as_ref().is_some_and(|re| re.is_match(first)) {
-        parse_header(first).ok_or(LegacyError::Unrecognized)?
-    } else if [&GROWTH_HEADER, &FRAGMENTATION_HEADER]
-        .iter()
-        .any(|re| re.as_ref().is_some_and(|re| re.is_match(first)))
+    let header = if let Some(captures) = HEAP_HEADER.regex()?.captures(first) {
+        parse_header(&captures).ok_or(LegacyError::Unrecognized)?
+    } else if GROWTH_HEADER.regex()?.is_match(first)
+        || FRAGMENTATION_HEADER.regex()?.is_match(first)
     {
         Header {
             sampling: Sampling::None,
@@ -83,6 +86,7 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
     };
     let mut profile = LegacyProfile::new(sample_types, ("space", "bytes"), header.period);
 
+    let sample_pattern = HEAP_SAMPLE.regex()?;
     while lines.scan() {
         let line = lines.text().trim();
         if is_space_or_comment(line) {
@@ -97,7 +101,7 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
             problem,
         };
         let (values, block_size, addresses) =
-            parse_sample(line, &header).map_err(|e| malformed(e.to_string()))?;
+            parse_sample(sample_pattern, line, &header).map_err(|e| malformed(e.to_string()))?;
         let stack = profile.stack(&addresses, |_, address| address.wrapping_sub(1));
         profile.add_sample(stack, values);
         if let Some(sample) = profile.samples.last_mut() {
@@ -105,13 +109,12 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
         }
     }
     skip_to_memory_map(&mut lines);
-    parse_memory_map(&mut lines, &mut profile);
+    parse_memory_map(&mut lines, &mut profile)?;
     Ok(profile)
 }
 
-fn parse_header(line: &str) -> Option<Header> {
-    let captures = HEAP_HEADER.as_ref()?.captures(line)?;
-    let field = |i| group(&captures, i);
+fn parse_header(captures: &Captures<'_>) -> Option<Header> {
+    let field = |i| group(captures, i);
     let mut period = match field(6) {
         "" => 0,
         digits => parse_decimal(digits)?,
@@ -154,10 +157,13 @@ enum HeapSampleError {
     Address { line: String, error: HexOverflow },
 }
 
-fn parse_sample(line: &str, header: &Header) -> Result<HeapSample, HeapSampleError> {
-    let captures = HEAP_SAMPLE
-        .as_ref()
-        .and_then(|re| re.captures(line))
+fn parse_sample(
+    sample_pattern: &Regex,
+    line: &str,
+    header: &Header,
+) -> Result<HeapSample, HeapSampleError> {
+    let captures = sample_pattern
+        .captures(line)
         .ok_or_else(|| HeapSampleError::NotASample(line.to_owned()))?;
     let field = |i| group(&captures, i);
     let mut values = Vec::with_capacity(4);
@@ -202,4 +208,20 @@ pub(super) fn unsample(count: i64, size: i64, rate: i64) -> (i64, i64) {
     let average = size as f64 / count as f64;
     let scale = 1.0 / (1.0 - (-average / rate as f64).exp());
     ((count as f64 * scale) as i64, (size as f64 * scale) as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::legacy::patterns::assert_compile;
+
+    #[test]
+    fn patterns_compile() {
+        assert_compile(&[
+            &HEAP_HEADER,
+            &GROWTH_HEADER,
+            &FRAGMENTATION_HEADER,
+            &HEAP_SAMPLE,
+        ]);
+    }
 }

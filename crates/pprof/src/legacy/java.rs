@@ -2,25 +2,22 @@
 //! `--- contentionz 1 ---`) and the symbol section its CPU profiles share.
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use super::heap::unsample;
 use super::maps::remap_mapping_ids;
 use super::model::{LegacyFunction, LegacyLine, LegacyProfile};
-use super::patterns::{go_regex, group};
+use super::patterns::{group, Pattern};
 use super::scanner::{hex_addresses, parse_int_auto};
 use super::LegacyError;
 
-static ATTRIBUTE: LazyLock<Option<Regex>> = LazyLock::new(|| go_regex(r"([\w ]+)=([\w ]+)"));
-static SAMPLE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| go_regex(r" *(\d+) +(\d+) +@ +([ x0-9a-f]*)"));
-static LOCATION: LazyLock<Option<Regex>> =
-    LazyLock::new(|| go_regex(r"^\s*0x([[:xdigit:]]+)\s+(.*)\s*$"));
-static FILE_LINE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| go_regex(r"^(.*)\s+\((.+):(-?[[:digit:]]+)\)$"));
-static PATH: LazyLock<Option<Regex>> = LazyLock::new(|| go_regex(r"^(.*)\s+\((.*)\)$"));
+static ATTRIBUTE: Pattern = Pattern::re2("Java attribute", r"([\w ]+)=([\w ]+)");
+static SAMPLE: Pattern = Pattern::re2("Java sample", r" *(\d+) +(\d+) +@ +([ x0-9a-f]*)");
+static LOCATION: Pattern = Pattern::re2("Java location", r"^\s*0x([[:xdigit:]]+)\s+(.*)\s*$");
+static FILE_LINE: Pattern = Pattern::re2(
+    "Java function (file:line)",
+    r"^(.*)\s+\((.+):(-?[[:digit:]]+)\)$",
+);
+static PATH: Pattern = Pattern::re2("Java function (path)", r"^(.*)\s+\((.*)\)$");
 
 /// The Java agent samples heap allocations every 512 KiB on average.
 const HEAP_SAMPLING_RATE: i64 = 524_288;
@@ -100,9 +97,10 @@ fn parse_attributes(
     lines: &mut CompleteLines<'_>,
     profile: &mut LegacyProfile,
 ) -> Result<(), LegacyError> {
+    let attribute_pattern = ATTRIBUTE.regex()?;
     while let Some(line) = lines.peek() {
         if !line.is_empty() {
-            let Some(captures) = ATTRIBUTE.as_ref().and_then(|re| re.captures(line)) else {
+            let Some(captures) = attribute_pattern.captures(line) else {
                 return Ok(());
             };
             let (attribute, value) = (group(&captures, 1).trim(), group(&captures, 2).trim());
@@ -147,9 +145,10 @@ fn parse_samples(
     lines: &mut CompleteLines<'_>,
     profile: &mut LegacyProfile,
 ) -> Result<(), LegacyError> {
+    let sample_pattern = SAMPLE.regex()?;
     while let Some(line) = lines.peek() {
         if !line.is_empty() {
-            let Some(captures) = SAMPLE.as_ref().and_then(|re| re.captures(line)) else {
+            let Some(captures) = sample_pattern.captures(line) else {
                 return Ok(());
             };
             let malformed = |problem: String| LegacyError::Malformed {
@@ -197,11 +196,12 @@ fn parse_samples(
 /// samples use their function and line, and clears their addresses.
 pub(super) fn parse_locations(text: &str, profile: &mut LegacyProfile) -> Result<(), LegacyError> {
     let mut functions: HashMap<String, usize> = HashMap::new();
+    let location_pattern = LOCATION.regex()?;
     for line in text.split_inclusive('\n').map(str::trim) {
         if line.is_empty() {
             continue;
         }
-        let Some(captures) = LOCATION.as_ref().and_then(|re| re.captures(line)) else {
+        let Some(captures) = location_pattern.captures(line) else {
             continue;
         };
         let address =
@@ -213,7 +213,7 @@ pub(super) fn parse_locations(text: &str, profile: &mut LegacyProfile) -> Result
         let Some(location) = profile.location_index_at(address) else {
             continue;
         };
-        let (name, file, line_number) = describe(group(&captures, 2));
+        let (name, file, line_number) = describe(group(&captures, 2))?;
         let function = match functions.get(&name) {
             Some(&function) => function,
             None => {
@@ -245,22 +245,22 @@ pub(super) fn parse_locations(text: &str, profile: &mut LegacyProfile) -> Result
 
 /// (function, file, line) from `function (file:line)`, `function (path)`,
 /// a JIT stub, or a bare name such as `GC`.
-fn describe(text: &str) -> (String, String, i64) {
-    if let Some(c) = FILE_LINE.as_ref().and_then(|re| re.captures(text)) {
+fn describe(text: &str) -> Result<(String, String, i64), LegacyError> {
+    if let Some(c) = FILE_LINE.regex()?.captures(text) {
         let line = group(&c, 3)
             .parse::<i64>()
             .ok()
             .filter(|&n| n > 0)
             .unwrap_or(0);
-        return (group(&c, 1).to_owned(), group(&c, 2).to_owned(), line);
+        return Ok((group(&c, 1).to_owned(), group(&c, 2).to_owned(), line));
     }
-    if let Some(c) = PATH.as_ref().and_then(|re| re.captures(text)) {
-        return (group(&c, 1).to_owned(), base_name(group(&c, 2)), 0);
+    if let Some(c) = PATH.regex()?.captures(text) {
+        return Ok((group(&c, 1).to_owned(), base_name(group(&c, 2)), 0));
     }
     if text.contains("generated stub/JIT") {
-        return ("STUB".to_owned(), String::new(), 0);
+        return Ok(("STUB".to_owned(), String::new(), 0));
     }
-    (text.to_owned(), String::new(), 0)
+    Ok((text.to_owned(), String::new(), 0))
 }
 
 /// Go's filepath.Base.
@@ -273,4 +273,15 @@ fn base_name(path: &str) -> String {
         return "/".to_owned();
     }
     trimmed.rsplit('/').next().unwrap_or(trimmed).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::legacy::patterns::assert_compile;
+
+    #[test]
+    fn patterns_compile() {
+        assert_compile(&[&ATTRIBUTE, &SAMPLE, &LOCATION, &FILE_LINE, &PATH]);
+    }
 }

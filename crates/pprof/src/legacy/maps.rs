@@ -2,12 +2,10 @@
 //! brief `start-end file (@offset) buildid` form), and google/pprof's
 //! clean-up of the mappings it finds.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::model::{LegacyMapping, LegacyProfile};
+use super::patterns::Pattern;
 use super::scanner::Scanner;
+use super::LegacyError;
 
 const SPACE: &str = r"[\t\n\x0C\r ]";
 const NON_SPACE: &str = r"[^\t\n\x0C\r ]";
@@ -35,33 +33,35 @@ fn brief_maps_pattern() -> String {
     )
 }
 
-static PROC_MAPS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(&proc_maps_pattern()).ok());
-static BRIEF_MAPS: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(&brief_maps_pattern()).ok());
+static PROC_MAPS: Pattern = Pattern::built("/proc/self/maps line", proc_maps_pattern);
+static BRIEF_MAPS: Pattern = Pattern::built("brief memory map line", brief_maps_pattern);
 /// A glog prefix such as `I0101 00:00:00.000 1234 file.cc:42] `.
-static LOG_PREFIX: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"^[^\[\]]+:[0-9]+\][\t\n\x0C\r ]").ok());
+static LOG_PREFIX: Pattern = Pattern::re2("glog prefix", r"^[^\[\]]+:[0-9]+\]\s");
 
 /// Reads the rest of `lines` as a memory map, appends its mappings to the
 /// profile, and runs google/pprof's mapping and id clean-up.
-pub(super) fn parse_memory_map(lines: &mut Scanner<'_>, profile: &mut LegacyProfile) {
-    for mapping in parse_proc_maps(lines) {
+pub(super) fn parse_memory_map(
+    lines: &mut Scanner<'_>,
+    profile: &mut LegacyProfile,
+) -> Result<(), LegacyError> {
+    for mapping in parse_proc_maps(lines)? {
         profile.add_mapping(mapping);
     }
     massage_mappings(profile);
     profile.remap_location_ids();
     profile.remap_function_ids();
     remap_mapping_ids(profile);
+    Ok(())
 }
 
 /// Mappings of executable entries; lines that are not mappings are ignored,
 /// except `attr=value` lines, whose `$attr` later lines may use.
-fn parse_proc_maps(lines: &mut Scanner<'_>) -> Vec<LegacyMapping> {
+fn parse_proc_maps(lines: &mut Scanner<'_>) -> Result<Vec<LegacyMapping>, LegacyError> {
     let mut mappings = Vec::new();
     let mut substitutions: Vec<(String, String)> = Vec::new();
     while lines.scan() {
-        let line = substitute(strip_log_prefix(lines.text()), &substitutions);
-        match parse_mapping_entry(&line) {
+        let line = substitute(strip_log_prefix(lines.text())?, &substitutions);
+        match parse_mapping_entry(&line)? {
             Entry::Mapping(mapping) => mappings.push(mapping),
             Entry::NotExecutable => {}
             Entry::Unrecognized => {
@@ -71,15 +71,15 @@ fn parse_proc_maps(lines: &mut Scanner<'_>) -> Vec<LegacyMapping> {
             }
         }
     }
-    mappings
+    Ok(mappings)
 }
 
-fn strip_log_prefix(line: &str) -> &str {
-    LOG_PREFIX
-        .as_ref()
-        .and_then(|re| re.find(line))
+fn strip_log_prefix(line: &str) -> Result<&str, LegacyError> {
+    Ok(LOG_PREFIX
+        .regex()?
+        .find(line)
         .and_then(|m| line.get(m.end()..))
-        .unwrap_or(line)
+        .unwrap_or(line))
 }
 
 /// Go's strings.Replacer: left to right, the first listed pattern that
@@ -110,42 +110,42 @@ enum Entry {
     Unrecognized,
 }
 
-fn parse_mapping_entry(line: &str) -> Entry {
+fn parse_mapping_entry(line: &str) -> Result<Entry, LegacyError> {
     let group = |captures: &regex::Captures<'_>, i: usize| {
         captures.get(i).map_or("", |m| m.as_str()).to_owned()
     };
     let (start, end, perm, offset, file, build_id) =
-        if let Some(c) = PROC_MAPS.as_ref().and_then(|re| re.captures(line)) {
+        if let Some(c) = PROC_MAPS.regex()?.captures(line) {
             let f = |i| group(&c, i);
             (f(1), f(2), f(3), f(4), f(5), String::new())
-        } else if let Some(c) = BRIEF_MAPS.as_ref().and_then(|re| re.captures(line)) {
+        } else if let Some(c) = BRIEF_MAPS.regex()?.captures(line) {
             let f = |i| group(&c, i);
             (f(1), f(2), f(3), f(5), f(4), f(6))
         } else {
-            return Entry::Unrecognized;
+            return Ok(Entry::Unrecognized);
         };
     if !perm.is_empty() && !perm.contains('x') {
-        return Entry::NotExecutable;
+        return Ok(Entry::NotExecutable);
     }
     let hex = |text: &str| u64::from_str_radix(text, 16).ok();
     let (Some(start), Some(limit)) = (hex(&start), hex(&end)) else {
-        return Entry::Unrecognized;
+        return Ok(Entry::Unrecognized);
     };
     let offset = if offset.is_empty() {
         0
     } else {
         match hex(&offset) {
             Some(offset) => offset,
-            None => return Entry::Unrecognized,
+            None => return Ok(Entry::Unrecognized),
         }
     };
-    Entry::Mapping(LegacyMapping {
+    Ok(Entry::Mapping(LegacyMapping {
         start,
         limit,
         offset,
         file,
         build_id,
-    })
+    }))
 }
 
 /// Merges mappings split into adjacent pieces, then moves what looks like
@@ -312,15 +312,27 @@ fn find_mapping(profile: &mut LegacyProfile, address: u64) -> Option<usize> {
 mod tests {
     use super::*;
 
+    use crate::legacy::patterns::assert_compile;
+
     #[test]
     fn patterns_compile() {
-        assert!(PROC_MAPS.is_some());
-        assert!(BRIEF_MAPS.is_some());
-        assert!(LOG_PREFIX.is_some());
+        assert_compile(&[&PROC_MAPS, &BRIEF_MAPS, &LOG_PREFIX]);
+    }
+
+    #[test]
+    fn a_glog_prefix_is_stripped() {
+        assert_eq!(
+            strip_log_prefix("I0101 00:00:00.000 1234 file.cc:42] 1000-2000 r-xp").unwrap(),
+            "1000-2000 r-xp"
+        );
+        assert_eq!(
+            strip_log_prefix("1000-2000 r-xp").unwrap(),
+            "1000-2000 r-xp"
+        );
     }
 
     fn entry(line: &str) -> Option<LegacyMapping> {
-        match parse_mapping_entry(line) {
+        match parse_mapping_entry(line).unwrap() {
             Entry::Mapping(m) => Some(m),
             _ => None,
         }
@@ -334,7 +346,7 @@ mod tests {
             (0x400000, 0x452000, 0x1000, "/usr/bin/app")
         );
         assert!(matches!(
-            parse_mapping_entry("00651000-00652000 rw-p 00051000 08:01 123 /usr/bin/app"),
+            parse_mapping_entry("00651000-00652000 rw-p 00051000 08:01 123 /usr/bin/app").unwrap(),
             Entry::NotExecutable
         ));
         let m = entry("0x1000-0x2000 /lib/libc.so.6 (@200) abc123").unwrap();
@@ -348,7 +360,7 @@ mod tests {
     #[test]
     fn attributes_substitute_into_later_lines() {
         let mut lines = Scanner::new("BIN=/opt/app\n1000-2000 r-xp 0 0:0 0 $BIN/server\n");
-        let mappings = parse_proc_maps(&mut lines);
+        let mappings = parse_proc_maps(&mut lines).unwrap();
         assert_eq!(mappings.len(), 1);
         assert_eq!(mappings[0].file, "/opt/app/server");
     }

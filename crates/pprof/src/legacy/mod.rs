@@ -35,6 +35,12 @@ pub enum LegacyError {
     },
     #[error("legacy profile parsed into an invalid profile: {0}")]
     Invalid(ValidationError),
+    /// A pattern of the parsers does not compile: a bug in profbridge.
+    #[error("legacy parser pattern {pattern:?} does not compile: {problem}")]
+    BrokenPattern {
+        pattern: &'static str,
+        problem: String,
+    },
 }
 
 /// By hand rather than `#[from]`, which would also make the error the

@@ -1,45 +1,40 @@
 //! Text thread profiles: threadz, and `--- Thread …` stack dumps.
 
-use std::sync::LazyLock;
-
-use regex::Regex;
-
 use super::maps::parse_memory_map;
 use super::model::LegacyProfile;
-use super::patterns::go_regex;
+use super::patterns::Pattern;
 use super::scanner::{hex_addresses, is_memory_map_sentinel, is_space_or_comment, Scanner};
 use super::{remove_duplicated_leaf, skip_to_memory_map, LegacyError};
 
-static THREADZ_START: LazyLock<Option<Regex>> = LazyLock::new(|| go_regex(r"--- threadz \d+ ---"));
-static THREAD_START: LazyLock<Option<Regex>> =
-    LazyLock::new(|| go_regex(r"--- Thread ([[:xdigit:]]+) \(name: (.*)/(\d+)\) stack: ---"));
+static THREADZ_START: Pattern = Pattern::re2("threadz header", r"--- threadz \d+ ---");
+static THREAD_START: Pattern = Pattern::re2(
+    "thread header",
+    r"--- Thread ([[:xdigit:]]+) \(name: (.*)/(\d+)\) stack: ---",
+);
 
 const FORMAT: &str = "thread";
-
-fn is_thread_start(line: &str) -> bool {
-    THREAD_START.as_ref().is_some_and(|re| re.is_match(line))
-}
 
 pub(super) fn recognizes(text: &str) -> bool {
     let first = text
         .lines()
         .find(|l| !is_space_or_comment(l))
         .unwrap_or_default();
-    THREADZ_START.as_ref().is_some_and(|re| re.is_match(first)) || is_thread_start(first)
+    THREADZ_START.claims(first) || THREAD_START.claims(first)
 }
 
 pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
     let mut lines = Scanner::new(text);
     while lines.scan() && is_space_or_comment(lines.text()) {}
     let mut line = lines.text().to_owned();
-    if THREADZ_START.as_ref().is_some_and(|re| re.is_match(&line)) {
+    let thread_start = THREAD_START.regex()?;
+    if THREADZ_START.regex()?.is_match(&line) {
         while lines.scan() {
             line = lines.text().to_owned();
             if is_memory_map_sentinel(&line) || line.starts_with('-') {
                 break;
             }
         }
-    } else if !is_thread_start(&line) {
+    } else if !thread_start.is_match(&line) {
         return Err(LegacyError::Unrecognized);
     }
 
@@ -48,7 +43,7 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
         if line.starts_with("---- no stack trace for") {
             break;
         }
-        if !is_thread_start(&line) {
+        if !thread_start.is_match(&line) {
             return Err(LegacyError::Unrecognized);
         }
         let (next, addresses) = parse_thread_stack(&mut lines)?;
@@ -77,7 +72,7 @@ pub(super) fn parse(text: &str) -> Result<LegacyProfile, LegacyError> {
         }
     }
     skip_to_memory_map(&mut lines);
-    parse_memory_map(&mut lines, &mut profile);
+    parse_memory_map(&mut lines, &mut profile)?;
     remove_duplicated_leaf(&mut profile);
     Ok(profile)
 }
@@ -108,4 +103,15 @@ fn parse_thread_stack(lines: &mut Scanner<'_>) -> Result<(String, Option<Vec<u64
         addresses.extend(found);
     }
     Ok((line, (!same_as_previous).then_some(addresses)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::legacy::patterns::assert_compile;
+
+    #[test]
+    fn patterns_compile() {
+        assert_compile(&[&THREADZ_START, &THREAD_START]);
+    }
 }

@@ -6,8 +6,7 @@ use profbridge_pprof::{Detected, Format, Profile, RawStrings};
 use profbridge_translate::otlp::{any_value, KeyValue};
 use profbridge_translate::{otlp_to_pprof, PprofOutput, ToPprofOptions};
 
-use crate::cli::InputFormat;
-use crate::input::{folded_sample_type, load_detected, Input, Loaded};
+use crate::input::{folded_sample_type, load_detected, Input, InputFormat, Loaded};
 
 /// Where in an OTLP request a pprof came from.
 #[derive(Debug, Clone)]

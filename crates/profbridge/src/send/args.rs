@@ -7,7 +7,8 @@ use clap::{Args, ValueEnum};
 
 use profbridge_collector::config::units::parse_duration;
 
-use crate::cli::{parse_key_value, InputFormat};
+use crate::input::InputFormat;
+use crate::key_value::parse_key_value;
 
 /// The OTLP transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -4,9 +4,10 @@
 use opentelemetry_proto::tonic::common::v1::EntityRef;
 use serde_json::Value;
 
-use super::any_value::{describe, key_value_at, key_value_to_json, string_from_json};
+use super::any_value::{key_value_at, key_value_to_json};
 use super::path::Path;
 use super::read::{key, Fields, Key};
+use super::scalar::{describe, string_from_json};
 use super::write::Object;
 use super::{profile, tables, JsonError};
 use crate::otlp::{

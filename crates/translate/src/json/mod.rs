@@ -10,6 +10,7 @@ mod envelope;
 mod path;
 mod profile;
 mod read;
+mod scalar;
 mod tables;
 mod write;
 

@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 
-use super::any_value::{i32_from_json, i64_from_json, u64_from_json};
 use super::path::Path;
 use super::read::{key, Fields, Key};
+use super::scalar::{i32_from_json, i64_from_json, u64_from_json};
 use super::write::Object;
 use super::JsonError;
 use crate::otlp::{Profile, Sample, ValueType};

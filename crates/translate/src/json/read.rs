@@ -5,11 +5,11 @@ use std::cell::RefCell;
 
 use serde_json::{Map, Value};
 
-use super::any_value::{
+use super::path::{Path, UnknownKeys};
+use super::scalar::{
     base64_from_json, describe, i32_from_json, i64_from_json, string_from_json, u32_from_json,
     u64_from_json, ScalarError,
 };
-use super::path::{Path, UnknownKeys};
 use super::JsonError;
 
 /// A field's JSON names: the lowerCamelCase one OTLP/JSON writes, and the

@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
-use super::any_value::{any_value_at, any_value_to_json, i32_from_json, string_from_json};
+use super::any_value::{any_value_at, any_value_to_json};
 use super::path::Path;
 use super::read::{key, Fields, Key};
+use super::scalar::{i32_from_json, string_from_json};
 use super::write::Object;
 use super::JsonError;
 use crate::otlp::{

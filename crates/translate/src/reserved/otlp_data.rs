@@ -27,7 +27,7 @@ use crate::keys::{
     IS_FOLDED, KEEP_FRAMES, MAPPING_FLAGS,
 };
 use crate::otlp::{any_value, AnyValue};
-use crate::to_otlp::looks_like_go_build_id;
+use crate::reserved::build_id::looks_like_go_build_id;
 
 /// What the reserved string starts with.
 pub(crate) const PREFIX: &str = "profbridge.otlp.v1:";

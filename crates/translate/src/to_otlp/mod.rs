@@ -18,7 +18,6 @@ use crate::otlp::{
 };
 pub use labels::LabelError;
 use labels::LabelValue;
-pub(crate) use tables::looks_like_go_build_id;
 use tables::Tables;
 
 use crate::reserved::otlp_data::{self, OtlpData};

@@ -6,6 +6,7 @@ use profbridge_pprof::{IdIndex, Profile as Pprof};
 use crate::dictionary::DictionaryBuilder;
 use crate::keys::{BUILD_ID_GNU, BUILD_ID_GO, FRAME_TYPE, IS_FOLDED, MAPPING_FLAGS};
 use crate::otlp::{bool_value, string_value, Function, Line, Location, Mapping};
+use crate::reserved::build_id::looks_like_go_build_id;
 use crate::reserved::otlp_data::{self, Attribute, OtlpData};
 
 pub(super) struct Tables<'p, 'd, F> {
@@ -272,17 +273,6 @@ impl<'p, 'd, F: Fn(i64) -> &'p str> Tables<'p, 'd, F> {
         }));
         self.dictionary.stack(scratch)
     }
-}
-
-/// Go build ids are `/`-joined base64url segments; GNU ones are hex.
-pub(crate) fn looks_like_go_build_id(build_id: &str) -> bool {
-    let segments: Vec<&str> = build_id.split('/').collect();
-    segments.len() >= 2
-        && segments.iter().all(|s| {
-            !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        })
 }
 
 /// Attributes of the reserved string as dictionary entries.

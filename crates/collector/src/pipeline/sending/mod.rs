@@ -18,13 +18,19 @@
 
 mod backoff;
 mod bounded;
+mod consumers;
 /// The sending queue, retry, timeout and dead letter options every
 /// exporter embeds, parsed with the rest of the configuration.
 pub use crate::settings::exporter_helper as config;
 mod dead_letter;
+mod error;
 mod persistent;
+mod queue;
 mod queued;
 mod retry;
+mod settle;
+mod shared;
 
 pub use config::{ExporterHelperConfig, OnOverflow, QueueStorage, RetryConfig, SendingQueueConfig};
-pub use queued::{EnqueueError, HelperError, QueuedExporter};
+pub use error::{EnqueueError, HelperError};
+pub use queued::QueuedExporter;

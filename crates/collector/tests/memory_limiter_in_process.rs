@@ -9,7 +9,7 @@
 //! it refuses: receivers refuse before decoding (counted as `unavailable`)
 //! and a submitted batch is refused, until memory is below the soft
 //! limit again. Memory here is a number the test sets; the real process
-//! is measured in crates/profbridge/tests/memory_limiter.rs.
+//! is measured in crates/profbridge/tests/memory_limiter_binary.rs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
