@@ -34,7 +34,7 @@ use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExpor
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
 use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::Profiles;
-use profbridge_collector::receivers::otlp::retry_info;
+use profbridge_collector::protocol::retry_info;
 use profbridge_collector::service::{self, Running};
 use profbridge_collector::settings::client::ClientSettings;
 use profbridge_collector::settings::client::{Compression, TlsConfig};

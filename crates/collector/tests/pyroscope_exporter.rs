@@ -36,7 +36,7 @@ use profbridge_collector::exporters::pyroscope::config::{
 use profbridge_collector::exporters::pyroscope::PyroscopeExporter;
 use profbridge_collector::exporters::ExportError;
 use profbridge_collector::pipeline::Profiles;
-use profbridge_collector::push_v1::{LabelPair, PushRequest, PUSH_PATH};
+use profbridge_collector::protocol::push_v1::{LabelPair, PushRequest, PUSH_PATH};
 use profbridge_collector::service;
 use profbridge_collector::settings::client::ClientSettings;
 use profbridge_pprof::{decode, encode, parse_any, DecodeOptions, EncodeOptions};

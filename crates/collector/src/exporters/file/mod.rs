@@ -42,7 +42,7 @@ use profbridge_translate::otlp::KeyValue;
 use profbridge_translate::{OtlpToPprof, UnassembledPprof};
 use prost::Message;
 
-pub use crate::timestamp::utc_timestamp;
+pub use crate::shared::timestamp::utc_timestamp;
 pub(crate) use attributes::{attribute_text, resource_attributes, sample_type};
 use config::{FileExporterConfig, FileFormat};
 use retention::RetentionSweeper;

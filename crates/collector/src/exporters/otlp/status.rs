@@ -5,7 +5,7 @@ use tonic::{Code, Status};
 
 use super::with_root_cause;
 use crate::exporters::ExportError;
-use crate::retry_info;
+use crate::protocol::retry_info;
 
 /// Retryable: CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE,
 /// UNAVAILABLE, DATA_LOSS, and RESOURCE_EXHAUSTED when the server sent

@@ -60,7 +60,7 @@ use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::to_pprof::batch_to_pprofs;
 use super::ExportError;
 use crate::pipeline::Profiles;
-use crate::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
+use crate::protocol::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
 use crate::tls::BearerAuth;
 use config::{BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
 pub use naming::UNKNOWN_SERVICE;

@@ -17,8 +17,8 @@ use reqwest::StatusCode;
 
 use crate::exporters::http_reply::{is_json, json_message, quoted, retry_after};
 use crate::exporters::ExportError;
-use crate::push_v1::connect::ConnectError;
-use crate::push_v1::{LabelPair, LABEL_SERVICE_NAME};
+use crate::protocol::push_v1::connect::ConnectError;
+use crate::protocol::push_v1::{LabelPair, LABEL_SERVICE_NAME};
 
 /// The distinct `service_name`s of the series, for error messages.
 pub(super) fn services<'a>(series: impl Iterator<Item = &'a [LabelPair]>) -> String {
