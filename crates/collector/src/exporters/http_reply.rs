@@ -1,14 +1,16 @@
 //! What the HTTP exporters read from a reply: at most the start of its
-//! body, when to retry, and the server's message, quoted briefly; and what
-//! a request that got no reply means.
+//! body, when to retry, and the server's message, quoted briefly; what a
+//! reply that is not a success means; and what a request that got no reply
+//! means.
 
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
-use reqwest::Url;
+use reqwest::{StatusCode, Url};
 
 use super::otlp::with_root_cause;
 use super::ExportError;
+use crate::protocol::http_status::{classify, StatusClass};
 
 /// The first `limit` bytes of a reply's body, whatever the server sends.
 pub(crate) async fn read_reply(
@@ -43,6 +45,34 @@ pub(crate) fn send_error(url: &Url, timeout: Duration, error: &reqwest::Error) -
         ExportError::retryable(format!("{url}: not reachable: {cause}"))
     } else {
         ExportError::retryable(format!("{url}: {cause}"))
+    }
+}
+
+/// Whether a reply's status is a success, as the one table
+/// ([`classify`]) says; if not, the error `reason` describes: retryable,
+/// after `Retry-After` when given, or permanent.
+pub(crate) fn check_status(
+    status: StatusCode,
+    headers: &HeaderMap,
+    reason: impl FnOnce() -> String,
+) -> Result<(), ExportError> {
+    match classify(status) {
+        StatusClass::Success => Ok(()),
+        StatusClass::Retryable => Err(reply_error(true, headers, reason())),
+        StatusClass::Permanent => Err(reply_error(false, headers, reason())),
+    }
+}
+
+/// A failed reply's error: retryable, after `Retry-After` when given, or
+/// permanent.
+pub(crate) fn reply_error(retryable: bool, headers: &HeaderMap, reason: String) -> ExportError {
+    if retryable {
+        ExportError::Retryable {
+            reason,
+            retry_after: retry_after(headers, SystemTime::now()),
+        }
+    } else {
+        ExportError::Permanent(reason)
     }
 }
 
@@ -88,18 +118,40 @@ pub(crate) fn quoted(message: Option<String>, body: &[u8]) -> String {
     quoted
 }
 
+/// Headers from name and value pairs, for tests.
+#[cfg(test)]
+pub(crate) fn header_map(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        map.insert(
+            *name,
+            reqwest::header::HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    map
+}
+
+/// Asserts that `outcome` gives every status the class the one table
+/// gives it.
+#[cfg(test)]
+pub(crate) fn assert_classified_by_the_table(
+    outcome: impl Fn(StatusCode) -> Result<(), ExportError>,
+) {
+    for code in 100..=599 {
+        let status = StatusCode::from_u16(code).unwrap();
+        let class = match outcome(status) {
+            Ok(()) => StatusClass::Success,
+            Err(error) if error.is_retryable() => StatusClass::Retryable,
+            Err(_) => StatusClass::Permanent,
+        };
+        assert_eq!(class, classify(status), "{code}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::header_map as headers;
     use super::*;
-    use reqwest::header::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, HeaderValue::from_str(value).unwrap());
-        }
-        map
-    }
 
     #[test]
     fn retry_after_takes_seconds_or_a_date() {
