@@ -34,7 +34,7 @@ use profbridge_collector::exporters::pyroscope::config::{
     BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig,
 };
 use profbridge_collector::exporters::pyroscope::PyroscopeExporter;
-use profbridge_collector::exporters::ExportError;
+use profbridge_collector::exporters::{ExportCause, ExportError};
 use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::protocol::push_v1::{LabelPair, PushRequest, PUSH_PATH};
 use profbridge_collector::service;
@@ -757,10 +757,9 @@ async fn failures_are_classified_with_the_servers_words() {
     for api in APIS {
         let error = export_error(Reply::Unavailable, api).await;
         match &error {
-            ExportError::Retryable {
-                reason,
-                retry_after,
-            } => {
+            ExportError::Retryable { cause, retry_after } => {
+                assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+                let reason = cause.to_string();
                 assert_eq!(*retry_after, Some(Duration::from_secs(7)));
                 assert!(reason.contains("503"), "{reason}");
                 assert!(reason.contains("ingesters are busy"), "{reason}");
@@ -770,7 +769,9 @@ async fn failures_are_classified_with_the_servers_words() {
 
         let error = export_error(Reply::Malformed, api).await;
         match &error {
-            ExportError::Permanent(reason) => {
+            ExportError::Permanent(cause) => {
+                assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+                let reason = cause.to_string();
                 assert!(reason.contains("400"), "{reason}");
                 assert!(reason.contains("illegal wireType 7"), "{reason}");
                 let named = match api {
@@ -800,7 +801,9 @@ async fn a_request_timeout_is_permanent_as_for_otlp_http() {
     for api in APIS {
         let error = export_error(Reply::RequestTimeout, api).await;
         match &error {
-            ExportError::Permanent(reason) => {
+            ExportError::Permanent(cause) => {
+                assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+                let reason = cause.to_string();
                 assert!(reason.contains("408"), "{reason}");
                 assert!(reason.contains("the body did not arrive"), "{reason}");
             }
@@ -991,10 +994,9 @@ async fn connect_errors_decide_retries() {
         .await
         .unwrap_err();
     match &error {
-        ExportError::Retryable {
-            reason,
-            retry_after,
-        } => {
+        ExportError::Retryable { cause, retry_after } => {
+            assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+            let reason = cause.to_string();
             assert_eq!(*retry_after, Some(Duration::from_secs(12)));
             assert!(reason.contains("resource_exhausted"), "{reason}");
             assert!(reason.contains("ingestion rate limit exceeded"), "{reason}");

@@ -9,7 +9,7 @@ use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 
 use super::otlp::with_root_cause;
-use super::ExportError;
+use super::{ExportCause, ExportError};
 use crate::protocol::http_status::{classify, StatusClass};
 
 /// The first `limit` bytes of a reply's body, whatever the server sends.
@@ -30,49 +30,72 @@ pub(crate) async fn read_reply(
 
 /// A request to `url` that got no usable reply: retryable unless the
 /// request itself could not be built. `timeout` is the limit it ran into.
-pub(crate) fn send_error(url: &Url, timeout: Duration, error: &reqwest::Error) -> ExportError {
-    // reqwest's own text repeats the URL and hides the cause.
-    let cause = with_root_cause(String::new(), error);
-    let cause = match cause.strip_prefix(": ") {
-        Some(root) => root.to_owned(),
-        None => error.to_string(),
-    };
+pub(crate) fn send_error(url: &Url, timeout: Duration, error: reqwest::Error) -> ExportError {
+    let endpoint = url.to_string();
     if error.is_timeout() {
-        ExportError::retryable(format!("{url}: no reply within {timeout:?}"))
-    } else if error.is_builder() {
-        ExportError::Permanent(format!("{url}: {cause}"))
-    } else if error.is_connect() {
-        ExportError::retryable(format!("{url}: not reachable: {cause}"))
+        return ExportError::retryable(ExportCause::NoReply {
+            endpoint,
+            limit: timeout,
+        });
+    }
+    let (is_builder, is_connect) = (error.is_builder(), error.is_connect());
+    let error = Box::new(SendError(error));
+    if is_builder {
+        ExportError::Permanent(ExportCause::Request { endpoint, error })
+    } else if is_connect {
+        ExportError::retryable(ExportCause::Unreachable { endpoint, error })
     } else {
-        ExportError::retryable(format!("{url}: {cause}"))
+        ExportError::retryable(ExportCause::Request { endpoint, error })
     }
 }
 
+/// A request that got no usable reply, shown by its root cause: reqwest's
+/// own text repeats the URL and hides the cause.
+#[derive(Debug)]
+struct SendError(reqwest::Error);
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let with_root = with_root_cause(String::new(), &self.0);
+        match with_root.strip_prefix(": ") {
+            Some(root) => f.write_str(root),
+            None => std::fmt::Display::fmt(&self.0, f),
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
 /// Whether a reply's status is a success, as the one table
-/// ([`classify`]) says; if not, the error `reason` describes: retryable,
+/// ([`classify`]) says; if not, the error `reply` describes: retryable,
 /// after `Retry-After` when given, or permanent.
-pub(crate) fn check_status(
+pub(crate) fn check_status<E: std::error::Error + Send + Sync + 'static>(
     status: StatusCode,
     headers: &HeaderMap,
-    reason: impl FnOnce() -> String,
+    reply: impl FnOnce() -> E,
 ) -> Result<(), ExportError> {
     match classify(status) {
         StatusClass::Success => Ok(()),
-        StatusClass::Retryable => Err(reply_error(true, headers, reason())),
-        StatusClass::Permanent => Err(reply_error(false, headers, reason())),
+        StatusClass::Retryable => Err(reply_error(true, headers, reply())),
+        StatusClass::Permanent => Err(reply_error(false, headers, reply())),
     }
 }
 
-/// A failed reply's error: retryable, after `Retry-After` when given, or
+/// An error reply's error: retryable, after `Retry-After` when given, or
 /// permanent.
-pub(crate) fn reply_error(retryable: bool, headers: &HeaderMap, reason: String) -> ExportError {
+pub(crate) fn reply_error(
+    retryable: bool,
+    headers: &HeaderMap,
+    reply: impl std::error::Error + Send + Sync + 'static,
+) -> ExportError {
+    let cause = ExportCause::ErrorReply(Box::new(reply));
     if retryable {
         ExportError::Retryable {
-            reason,
+            cause,
             retry_after: retry_after(headers, SystemTime::now()),
         }
     } else {
-        ExportError::Permanent(reason)
+        ExportError::Permanent(cause)
     }
 }
 

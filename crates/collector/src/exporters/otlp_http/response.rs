@@ -19,13 +19,21 @@ pub(super) fn outcome(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Option<ExportProfilesPartialSuccess>, ExportError> {
-    check_status(status, headers, || {
-        format!(
-            "{endpoint} answered {status}: {}",
-            error_text(headers, body)
-        )
+    check_status(status, headers, || ErrorReply {
+        endpoint: endpoint.to_owned(),
+        status,
+        message: error_text(headers, body),
     })?;
     Ok(partial_success(headers, body))
+}
+
+/// A reply whose status is not a success, with the start of its message.
+#[derive(Debug, thiserror::Error)]
+#[error("{endpoint} answered {status}: {message}")]
+struct ErrorReply {
+    endpoint: String,
+    status: StatusCode,
+    message: String,
 }
 
 fn is_protobuf(headers: &HeaderMap) -> bool {

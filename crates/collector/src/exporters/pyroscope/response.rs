@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 
 use crate::exporters::http_reply::{check_status, is_json, json_message, quoted, reply_error};
 use crate::exporters::ExportError;
-use crate::protocol::push_v1::connect::ConnectError;
+use crate::protocol::push_v1::connect::{Code, ConnectError};
 use crate::protocol::push_v1::{LabelPair, LABEL_SERVICE_NAME};
 
 /// The distinct `service_name`s of the series, for error messages.
@@ -46,11 +46,40 @@ pub(super) fn push_outcome(
     }
     let error = ConnectError::from_reply(status.as_u16(), body);
     let message = quoted(Some(error.message.clone()).filter(|m| !m.is_empty()), body);
-    let reason = format!(
-        "{endpoint} answered {status} ({}) to a push of {series} series ({services}): {message}",
-        error.code
-    );
-    Err(reply_error(error.code.is_retryable(), headers, reason))
+    let reply = PushErrorReply {
+        endpoint: endpoint.to_owned(),
+        status,
+        code: error.code,
+        series,
+        services: services.to_owned(),
+        message,
+    };
+    Err(reply_error(error.code.is_retryable(), headers, reply))
+}
+
+/// A push answered with a Connect error, with the start of its message.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{endpoint} answered {status} ({code}) to a push of {series} series ({services}): {message}"
+)]
+struct PushErrorReply {
+    endpoint: String,
+    status: StatusCode,
+    code: Code,
+    series: usize,
+    services: String,
+    message: String,
+}
+
+/// An `/ingest` reply whose status is not a success, with the start of
+/// its message.
+#[derive(Debug, thiserror::Error)]
+#[error("{endpoint} answered {status} to the push of {name}: {message}")]
+struct IngestErrorReply {
+    endpoint: String,
+    status: StatusCode,
+    name: String,
+    message: String,
 }
 
 /// The result a reply to the push of `name` to `endpoint` means.
@@ -61,11 +90,11 @@ pub(super) fn outcome(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<(), ExportError> {
-    check_status(status, headers, || {
-        format!(
-            "{endpoint} answered {status} to the push of {name}: {}",
-            error_text(headers, body)
-        )
+    check_status(status, headers, || IngestErrorReply {
+        endpoint: endpoint.to_owned(),
+        status,
+        name: name.to_owned(),
+        message: error_text(headers, body),
     })
 }
 
