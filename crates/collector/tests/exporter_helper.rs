@@ -25,7 +25,7 @@ use profbridge_collector::exporters::helper::{
     EnqueueError, ExporterHelperConfig, OnOverflow, QueueStorage, QueuedExporter, RetryConfig,
     SendingQueueConfig,
 };
-use profbridge_collector::exporters::ExportError;
+use profbridge_collector::exporters::{ExportCause, ExportError};
 use profbridge_collector::pipeline::{ChannelExport, Exporter, Pipeline, Profiles};
 use profbridge_collector::telemetry::Registry;
 use profbridge_testkit::{SmallDisk, TempDir};
@@ -130,7 +130,7 @@ fn metric(registry: &Registry, series: &str) -> Option<f64> {
 
 fn retryable(after: Option<Duration>) -> ExportError {
     ExportError::Retryable {
-        reason: "the destination is busy".to_owned(),
+        cause: ExportCause::Other("the destination is busy".into()),
         retry_after: after,
     }
 }
@@ -200,7 +200,9 @@ async fn a_permanent_failure_is_written_to_the_dead_letter_directory() {
         .next_export()
         .await
         .reply
-        .send(Err(ExportError::Permanent("400 Bad Request".to_owned())))
+        .send(Err(ExportError::Permanent(ExportCause::Other(
+            "400 Bad Request".into(),
+        ))))
         .unwrap();
     assert!(harness.exporter.shutdown(PATIENCE).await);
     assert!(harness.exports.try_recv().is_err(), "permanent: no retry");
@@ -453,7 +455,7 @@ async fn without_a_queue_offer_exports_before_returning() {
         .next_export()
         .await
         .reply
-        .send(Err(ExportError::Permanent("no".to_owned())))
+        .send(Err(ExportError::Permanent(ExportCause::Other("no".into()))))
         .unwrap();
     assert_eq!(failing.await.unwrap(), Err(EnqueueError::NotSent));
     assert!(harness.exporter.shutdown(PATIENCE).await);
@@ -934,7 +936,9 @@ async fn a_dead_letter_that_cannot_be_written_is_tried_again_and_holds_no_slot_f
     let refuse = |export: ChannelExport| {
         export
             .reply
-            .send(Err(ExportError::Permanent("refused for good".to_owned())))
+            .send(Err(ExportError::Permanent(ExportCause::Other(
+                "refused for good".into(),
+            ))))
             .unwrap();
     };
     refuse(harness.next_export().await);

@@ -20,7 +20,7 @@ use profbridge_collector::exporters::debug::config::{DebugExporterConfig, Verbos
 use profbridge_collector::exporters::debug::{summarize, DebugExporter};
 use profbridge_collector::exporters::file::config::{FileExporterConfig, FileFormat, Retention};
 use profbridge_collector::exporters::file::{FileExporter, SWEEP_EVERY_EXPORTS};
-use profbridge_collector::exporters::ExportError;
+use profbridge_collector::exporters::{ExportCause, ExportError};
 use profbridge_collector::pipeline::Profiles;
 use profbridge_pprof::{canonical_diff, decode, parse_any, DecodeOptions};
 use profbridge_testkit::{corpus_file, ebpf_like_request, TempDir};
@@ -715,7 +715,9 @@ fn io_failures_are_retryable_and_bad_requests_permanent() {
     // A file where the exporter needs a directory.
     std::fs::write(exporter.root().join("checkout"), b"in the way").unwrap();
     match exporter.export(&batch(ebpf_like_request(5, 10))) {
-        Err(ExportError::Retryable { reason, .. }) => {
+        Err(ExportError::Retryable { cause, .. }) => {
+            assert!(matches!(cause, ExportCause::Io { .. }), "{cause:?}");
+            let reason = cause.to_string();
             assert!(reason.contains("checkout"), "{reason}")
         }
         other => panic!("expected a retryable error, got {other:?}"),
@@ -724,7 +726,11 @@ fn io_failures_are_retryable_and_bad_requests_permanent() {
     let mut broken = ebpf_like_request(5, 11);
     broken.dictionary = None;
     match exporter.export(&batch(broken)) {
-        Err(ExportError::Permanent(message)) => assert!(message.contains("pprof"), "{message}"),
+        Err(ExportError::Permanent(cause)) => {
+            assert!(matches!(cause, ExportCause::ToPprof(_)), "{cause:?}");
+            let message = cause.to_string();
+            assert!(message.contains("pprof"), "{message}")
+        }
         other => panic!("expected a permanent error, got {other:?}"),
     }
     assert_sane_names(exporter.root());
@@ -788,7 +794,7 @@ fn with_an_invalid_profile(seed: u64) -> ExportProfilesServiceRequest {
 
 fn permanent_error(exporter: &FileExporter, batch: &Profiles) -> String {
     match exporter.export(batch) {
-        Err(ExportError::Permanent(message)) => message,
+        Err(ExportError::Permanent(cause)) => cause.to_string(),
         other => panic!("expected a permanent error, got {other:?}"),
     }
 }

@@ -32,9 +32,9 @@ use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
 use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::exporters::otlp_http::config::{Encoding, OtlpHttpExporterConfig};
 use profbridge_collector::exporters::otlp_http::OtlpHttpExporter;
-use profbridge_collector::exporters::ExportError;
+use profbridge_collector::exporters::{ExportCause, ExportError};
 use profbridge_collector::pipeline::Profiles;
-use profbridge_collector::receivers::otlp::retry_info;
+use profbridge_collector::protocol::retry_info;
 use profbridge_collector::service::{self, Running};
 use profbridge_collector::settings::client::ClientSettings;
 use profbridge_collector::settings::client::{Compression, TlsConfig};
@@ -334,10 +334,9 @@ async fn http_failures_are_classified_and_headers_arrive() {
         .await
         .unwrap_err();
     match &error {
-        ExportError::Retryable {
-            reason,
-            retry_after,
-        } => {
+        ExportError::Retryable { cause, retry_after } => {
+            assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+            let reason = cause.to_string();
             assert_eq!(*retry_after, Some(Duration::from_secs(3)));
             assert!(reason.contains("503"), "{reason}");
         }
@@ -349,7 +348,9 @@ async fn http_failures_are_classified_and_headers_arrive() {
         .await
         .unwrap_err();
     match &error {
-        ExportError::Permanent(reason) => {
+        ExportError::Permanent(cause) => {
+            assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+            let reason = cause.to_string();
             assert!(reason.contains("400"), "{reason}");
             assert!(reason.contains("the profiles are malformed"), "{reason}");
         }
@@ -480,10 +481,9 @@ async fn grpc_failures_are_classified_and_metadata_arrives() {
         .await
         .unwrap_err()
     {
-        ExportError::Retryable {
-            reason,
-            retry_after,
-        } => {
+        ExportError::Retryable { cause, retry_after } => {
+            assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+            let reason = cause.to_string();
             assert_eq!(retry_after, Some(Duration::from_millis(2500)));
             assert!(reason.contains("Unavailable"), "{reason}");
         }
@@ -545,6 +545,10 @@ async fn unreachable_and_silent_destinations_are_retryable() {
     .unwrap();
     let error = http.export(&small).await.unwrap_err();
     assert!(error.is_retryable(), "{error}");
+    assert!(
+        matches!(error.cause(), ExportCause::Unreachable { .. }),
+        "{error:?}"
+    );
 
     // Accepts connections and never answers: the attempt times out.
     let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -574,6 +578,10 @@ async fn unreachable_and_silent_destinations_are_retryable() {
     .unwrap();
     let error = http.export(&small).await.unwrap_err();
     assert!(error.is_retryable(), "{error}");
+    assert!(
+        matches!(error.cause(), ExportCause::NoReply { .. }),
+        "{error:?}"
+    );
     drop(silent);
 }
 

@@ -34,9 +34,9 @@ use profbridge_collector::exporters::pyroscope::config::{
     BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig,
 };
 use profbridge_collector::exporters::pyroscope::PyroscopeExporter;
-use profbridge_collector::exporters::ExportError;
+use profbridge_collector::exporters::{ExportCause, ExportError};
 use profbridge_collector::pipeline::Profiles;
-use profbridge_collector::push_v1::{LabelPair, PushRequest, PUSH_PATH};
+use profbridge_collector::protocol::push_v1::{LabelPair, PushRequest, PUSH_PATH};
 use profbridge_collector::service;
 use profbridge_collector::settings::client::ClientSettings;
 use profbridge_pprof::{decode, encode, parse_any, DecodeOptions, EncodeOptions};
@@ -61,6 +61,9 @@ enum Reply {
     Unavailable,
     /// 400 with a text message, as Pyroscope's ingest handler answers.
     Malformed,
+    /// 408 with a text message, as Pyroscope's ingest handler answers when
+    /// it cannot read the body, and a proxy in front of the push API may.
+    RequestTimeout,
 }
 
 /// One profile the server took, as Pyroscope would read it.
@@ -135,6 +138,11 @@ fn bad_request(message: String) -> Response {
     (StatusCode::BAD_REQUEST, message).into_response()
 }
 
+/// 408 with a text body: no Connect error in it.
+fn request_timeout() -> Response {
+    (StatusCode::REQUEST_TIMEOUT, "the body did not arrive").into_response()
+}
+
 /// A Connect error as Pyroscope's Connect handlers answer it.
 fn connect_error(status: StatusCode, code: &str, message: &str) -> Response {
     let body = serde_json::json!({ "code": code, "message": message }).to_string();
@@ -167,6 +175,7 @@ fn push(ingests: &Ingests, reply: Reply, headers: HeaderMap, body: &[u8]) -> Res
                 "failed to parse pprof: proto: illegal wireType 7",
             )
         }
+        Reply::RequestTimeout => return request_timeout(),
     }
     if headers.get("content-type").map(|v| v.as_bytes()) != Some(b"application/proto") {
         return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "not application/proto").into_response();
@@ -248,6 +257,7 @@ fn ingest(ingests: &Ingests, reply: Reply, uri: &Uri, headers: HeaderMap, body: 
         Reply::Malformed => {
             return bad_request("failed to parse pprof: proto: illegal wireType 7".to_owned())
         }
+        Reply::RequestTimeout => return request_timeout(),
     }
     let url = reqwest::Url::parse(&format!("http://fake{uri}")).unwrap();
     let query: BTreeMap<String, String> = url.query_pairs().into_owned().collect();
@@ -730,21 +740,26 @@ async fn requests_without_samples_push_nothing() {
     }
 }
 
+/// The error an export of a small batch gets from a server that answers
+/// `reply`.
+async fn export_error(reply: Reply, api: PyroscopeApi) -> ExportError {
+    let (address, _) = fake_pyroscope(reply).await;
+    PyroscopeExporter::new(&config(address, api))
+        .unwrap()
+        .export(&batch(ebpf_like_request(5, 5)))
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failures_are_classified_with_the_servers_words() {
     let small = batch(ebpf_like_request(5, 5));
     for api in APIS {
-        let (address, _) = fake_pyroscope(Reply::Unavailable).await;
-        let error = PyroscopeExporter::new(&config(address, api))
-            .unwrap()
-            .export(&small)
-            .await
-            .unwrap_err();
+        let error = export_error(Reply::Unavailable, api).await;
         match &error {
-            ExportError::Retryable {
-                reason,
-                retry_after,
-            } => {
+            ExportError::Retryable { cause, retry_after } => {
+                assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+                let reason = cause.to_string();
                 assert_eq!(*retry_after, Some(Duration::from_secs(7)));
                 assert!(reason.contains("503"), "{reason}");
                 assert!(reason.contains("ingesters are busy"), "{reason}");
@@ -752,14 +767,11 @@ async fn failures_are_classified_with_the_servers_words() {
             other => panic!("503 should be retryable: {other}"),
         }
 
-        let (address, _) = fake_pyroscope(Reply::Malformed).await;
-        let error = PyroscopeExporter::new(&config(address, api))
-            .unwrap()
-            .export(&small)
-            .await
-            .unwrap_err();
+        let error = export_error(Reply::Malformed, api).await;
         match &error {
-            ExportError::Permanent(reason) => {
+            ExportError::Permanent(cause) => {
+                assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+                let reason = cause.to_string();
                 assert!(reason.contains("400"), "{reason}");
                 assert!(reason.contains("illegal wireType 7"), "{reason}");
                 let named = match api {
@@ -781,6 +793,22 @@ async fn failures_are_classified_with_the_servers_words() {
             .await
             .unwrap_err();
         assert!(error.is_retryable(), "{error}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_timeout_is_permanent_as_for_otlp_http() {
+    for api in APIS {
+        let error = export_error(Reply::RequestTimeout, api).await;
+        match &error {
+            ExportError::Permanent(cause) => {
+                assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+                let reason = cause.to_string();
+                assert!(reason.contains("408"), "{reason}");
+                assert!(reason.contains("the body did not arrive"), "{reason}");
+            }
+            other => panic!("408 should be permanent ({api:?}): {other}"),
+        }
     }
 }
 
@@ -966,10 +994,9 @@ async fn connect_errors_decide_retries() {
         .await
         .unwrap_err();
     match &error {
-        ExportError::Retryable {
-            reason,
-            retry_after,
-        } => {
+        ExportError::Retryable { cause, retry_after } => {
+            assert!(matches!(cause, ExportCause::ErrorReply(_)), "{cause:?}");
+            let reason = cause.to_string();
             assert_eq!(*retry_after, Some(Duration::from_secs(12)));
             assert!(reason.contains("resource_exhausted"), "{reason}");
             assert!(reason.contains("ingestion rate limit exceeded"), "{reason}");

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use profbridge_collector::push_v1::{
+use profbridge_collector::protocol::push_v1::{
     self, LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH,
 };
 use profbridge_pprof::{

@@ -665,7 +665,7 @@ fn grpc_refusals_are_decided_before_decompression(
     understated_gzip: &[u8],
 ) {
     use opentelemetry_proto::tonic::collector::profiles::v1development::profiles_service_client::ProfilesServiceClient;
-    use profbridge_collector::receivers::otlp::retry_info::retry_delay;
+    use profbridge_collector::protocol::retry_info::retry_delay;
     use tonic::codec::CompressionEncoding;
 
     let big = ExportProfilesServiceRequest::decode(big).unwrap();

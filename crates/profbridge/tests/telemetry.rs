@@ -278,7 +278,9 @@ fn the_pprof_receiver_counts_and_delivers_strings_that_are_not_utf8() {
 
 #[test]
 fn the_pyroscope_push_api_counts_strings_that_are_not_utf8() {
-    use profbridge_collector::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample};
+    use profbridge_collector::protocol::push_v1::{
+        LabelPair, PushRequest, RawProfileSeries, RawSample,
+    };
 
     let collector = InProcess::start(
         "telemetry-invalid-utf8-push",

@@ -1,14 +1,16 @@
 //! What the HTTP exporters read from a reply: at most the start of its
-//! body, when to retry, and the server's message, quoted briefly; and what
-//! a request that got no reply means.
+//! body, when to retry, and the server's message, quoted briefly; what a
+//! reply that is not a success means; and what a request that got no reply
+//! means.
 
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
-use reqwest::Url;
+use reqwest::{StatusCode, Url};
 
 use super::otlp::with_root_cause;
-use super::ExportError;
+use super::{ExportCause, ExportError};
+use crate::protocol::http_status::{classify, StatusClass};
 
 /// The first `limit` bytes of a reply's body, whatever the server sends.
 pub(crate) async fn read_reply(
@@ -28,21 +30,72 @@ pub(crate) async fn read_reply(
 
 /// A request to `url` that got no usable reply: retryable unless the
 /// request itself could not be built. `timeout` is the limit it ran into.
-pub(crate) fn send_error(url: &Url, timeout: Duration, error: &reqwest::Error) -> ExportError {
-    // reqwest's own text repeats the URL and hides the cause.
-    let cause = with_root_cause(String::new(), error);
-    let cause = match cause.strip_prefix(": ") {
-        Some(root) => root.to_owned(),
-        None => error.to_string(),
-    };
+pub(crate) fn send_error(url: &Url, timeout: Duration, error: reqwest::Error) -> ExportError {
+    let endpoint = url.to_string();
     if error.is_timeout() {
-        ExportError::retryable(format!("{url}: no reply within {timeout:?}"))
-    } else if error.is_builder() {
-        ExportError::Permanent(format!("{url}: {cause}"))
-    } else if error.is_connect() {
-        ExportError::retryable(format!("{url}: not reachable: {cause}"))
+        return ExportError::retryable(ExportCause::NoReply {
+            endpoint,
+            limit: timeout,
+        });
+    }
+    let (is_builder, is_connect) = (error.is_builder(), error.is_connect());
+    let error = Box::new(SendError(error));
+    if is_builder {
+        ExportError::Permanent(ExportCause::Request { endpoint, error })
+    } else if is_connect {
+        ExportError::retryable(ExportCause::Unreachable { endpoint, error })
     } else {
-        ExportError::retryable(format!("{url}: {cause}"))
+        ExportError::retryable(ExportCause::Request { endpoint, error })
+    }
+}
+
+/// A request that got no usable reply, shown by its root cause: reqwest's
+/// own text repeats the URL and hides the cause.
+#[derive(Debug)]
+struct SendError(reqwest::Error);
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let with_root = with_root_cause(String::new(), &self.0);
+        match with_root.strip_prefix(": ") {
+            Some(root) => f.write_str(root),
+            None => std::fmt::Display::fmt(&self.0, f),
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
+/// Whether a reply's status is a success, as the one table
+/// ([`classify`]) says; if not, the error `reply` describes: retryable,
+/// after `Retry-After` when given, or permanent.
+pub(crate) fn check_status<E: std::error::Error + Send + Sync + 'static>(
+    status: StatusCode,
+    headers: &HeaderMap,
+    reply: impl FnOnce() -> E,
+) -> Result<(), ExportError> {
+    match classify(status) {
+        StatusClass::Success => Ok(()),
+        StatusClass::Retryable => Err(reply_error(true, headers, reply())),
+        StatusClass::Permanent => Err(reply_error(false, headers, reply())),
+    }
+}
+
+/// An error reply's error: retryable, after `Retry-After` when given, or
+/// permanent.
+pub(crate) fn reply_error(
+    retryable: bool,
+    headers: &HeaderMap,
+    reply: impl std::error::Error + Send + Sync + 'static,
+) -> ExportError {
+    let cause = ExportCause::ErrorReply(Box::new(reply));
+    if retryable {
+        ExportError::Retryable {
+            cause,
+            retry_after: retry_after(headers, SystemTime::now()),
+        }
+    } else {
+        ExportError::Permanent(cause)
     }
 }
 
@@ -88,18 +141,40 @@ pub(crate) fn quoted(message: Option<String>, body: &[u8]) -> String {
     quoted
 }
 
+/// Headers from name and value pairs, for tests.
+#[cfg(test)]
+pub(crate) fn header_map(pairs: &[(&'static str, &str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in pairs {
+        map.insert(
+            *name,
+            reqwest::header::HeaderValue::from_str(value).unwrap(),
+        );
+    }
+    map
+}
+
+/// Asserts that `outcome` gives every status the class the one table
+/// gives it.
+#[cfg(test)]
+pub(crate) fn assert_classified_by_the_table(
+    outcome: impl Fn(StatusCode) -> Result<(), ExportError>,
+) {
+    for code in 100..=599 {
+        let status = StatusCode::from_u16(code).unwrap();
+        let class = match outcome(status) {
+            Ok(()) => StatusClass::Success,
+            Err(error) if error.is_retryable() => StatusClass::Retryable,
+            Err(_) => StatusClass::Permanent,
+        };
+        assert_eq!(class, classify(status), "{code}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::header_map as headers;
     use super::*;
-    use reqwest::header::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, HeaderValue::from_str(value).unwrap());
-        }
-        map
-    }
 
     #[test]
     fn retry_after_takes_seconds_or_a_date() {

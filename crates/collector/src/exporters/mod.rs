@@ -13,4 +13,4 @@ pub mod otlp_http;
 pub mod pyroscope;
 mod to_pprof;
 
-pub use crate::pipeline::ExportError;
+pub use crate::pipeline::{BoxError, ExportCause, ExportError};

@@ -1,9 +1,9 @@
 //! What the pprof exporters (file, Pyroscope) share: a batch converted to
 //! pprofs, validated only when the intake did not already validate it.
 
-use profbridge_translate::{OtlpToPprof, PprofConverter, UnassembledPprof};
+use profbridge_translate::{OtlpError, OtlpToPprof, PprofConverter, ProfileRef, UnassembledPprof};
 
-use super::ExportError;
+use super::{ExportCause, ExportError};
 use crate::pipeline::Profiles;
 
 /// The pprofs of `batch`. A request none of whose profiles can become
@@ -18,13 +18,16 @@ pub(crate) fn batch_to_pprofs(
         Some(validation) => converter.convert_validated(batch.request(), validation),
         None => converter
             .convert(batch.request())
-            .map_err(|error| ExportError::Permanent(format!("cannot convert to pprof: {error}")))?,
+            .map_err(|error| ExportError::Permanent(ExportCause::ToPprof(Box::new(error))))?,
     };
     if let Some((profile, error)) = converted.rejected.first() {
         if converted.profiles.is_empty() {
-            return Err(ExportError::Permanent(format!(
-                "cannot convert to pprof: {profile:?}: {error}"
-            )));
+            return Err(ExportError::Permanent(ExportCause::ToPprof(Box::new(
+                RejectedProfile {
+                    profile: *profile,
+                    error: error.clone(),
+                },
+            ))));
         }
         tracing::warn!(
             rejected = converted.rejected.len(),
@@ -33,4 +36,12 @@ pub(crate) fn batch_to_pprofs(
         );
     }
     Ok(converted)
+}
+
+/// The first profile of a request none of whose profiles can become pprof.
+#[derive(Debug, thiserror::Error)]
+#[error("{profile:?}: {error}")]
+struct RejectedProfile {
+    profile: ProfileRef,
+    error: OtlpError,
 }

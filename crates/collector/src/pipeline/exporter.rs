@@ -3,40 +3,12 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
 
+use super::export_error::{ExportCause, ExportError};
 use super::Profiles;
-
-/// Why an export failed; retryable failures may succeed later.
-#[derive(Debug, Error)]
-pub enum ExportError {
-    #[error("{0}")]
-    Permanent(String),
-    #[error("{reason} (retryable)")]
-    Retryable {
-        reason: String,
-        /// How long the destination asked us to wait (Retry-After,
-        /// gRPC RetryInfo), when it said.
-        retry_after: Option<Duration>,
-    },
-}
-
-impl ExportError {
-    /// A retryable failure with no advice on when to retry.
-    pub fn retryable(reason: impl Into<String>) -> Self {
-        Self::Retryable {
-            reason: reason.into(),
-            retry_after: None,
-        }
-    }
-
-    pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Retryable { .. })
-    }
-}
 
 /// How one export goes, awaited by the exporter's sending queue.
 pub type ExportFuture = Pin<Box<dyn Future<Output = Result<(), ExportError>> + Send>>;
@@ -57,7 +29,12 @@ pub fn on_blocking_pool<T: Send + Sync + 'static>(
     Box::pin(async move {
         tokio::task::spawn_blocking(move || work(&exporter, &batch))
             .await
-            .map_err(|error| ExportError::retryable(format!("export task failed: {error}")))?
+            .map_err(|error| {
+                ExportError::retryable(ExportCause::TaskFailed {
+                    task: "export task",
+                    error,
+                })
+            })?
     })
 }
 
@@ -81,16 +58,31 @@ struct ChannelExporter {
     sender: mpsc::UnboundedSender<ChannelExport>,
 }
 
+/// Why a [`ChannelExporter`] export got no answer.
+#[derive(Debug, Error)]
+enum Unanswered {
+    #[error("the test stopped listening")]
+    StoppedListening,
+    #[error("the test dropped the export")]
+    DroppedTheExport,
+}
+
+impl From<Unanswered> for ExportError {
+    fn from(unanswered: Unanswered) -> Self {
+        Self::retryable(ExportCause::Other(Box::new(unanswered)))
+    }
+}
+
 impl Export for ChannelExporter {
     fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async move {
             let (reply, answer) = oneshot::channel();
             if self.sender.send(ChannelExport { batch, reply }).is_err() {
-                return Err(ExportError::retryable("the test stopped listening"));
+                return Err(Unanswered::StoppedListening.into());
             }
             answer
                 .await
-                .unwrap_or_else(|_| Err(ExportError::retryable("the test dropped the export")))
+                .unwrap_or_else(|_| Err(Unanswered::DroppedTheExport.into()))
         })
     }
 }

@@ -13,6 +13,7 @@ mod profiles;
 pub use crate::settings::queue as config;
 mod admission;
 mod budget;
+mod export_error;
 mod exporter;
 mod memory;
 mod processing;
@@ -27,9 +28,10 @@ use tokio::task::JoinHandle;
 
 pub use admission::{Gate, GateContext, Hooks};
 pub use budget::{register_queue, ByteBudget, Reservation};
+pub use export_error::{BoxError, ExportCause, ExportError};
 #[doc(hidden)]
 pub use exporter::ChannelExport;
-pub use exporter::{on_blocking_pool, Export, ExportError, ExportFuture, Exporter};
+pub use exporter::{on_blocking_pool, Export, ExportFuture, Exporter};
 pub use memory::memory_estimate;
 pub use processing::{PipelineProcessor, Processed, Processor};
 pub use profiles::Profiles;

@@ -9,7 +9,7 @@
 
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
-use crate::reuse::ReusePool;
+use crate::shared::reuse::ReusePool;
 use crate::telemetry::metrics::{Counter, Registry};
 
 /// Requests kept: about as many as are decoded at once.

@@ -42,7 +42,7 @@ use profbridge_translate::otlp::KeyValue;
 use profbridge_translate::{OtlpToPprof, UnassembledPprof};
 use prost::Message;
 
-pub use crate::timestamp::utc_timestamp;
+pub use crate::shared::timestamp::utc_timestamp;
 pub(crate) use attributes::{attribute_text, resource_attributes, sample_type};
 use config::{FileExporterConfig, FileFormat};
 use retention::RetentionSweeper;
@@ -52,7 +52,7 @@ pub use template::PathTemplate;
 use write::FileWriter;
 
 use super::to_pprof::batch_to_pprofs;
-use super::ExportError;
+use super::{ExportCause, ExportError};
 use crate::pipeline::Profiles;
 
 /// What `{profile_type}` becomes for OTLP output without a sample type.
@@ -107,19 +107,16 @@ impl FileExporter {
     /// Checks the template and creates the directory.
     pub fn new(config: &FileExporterConfig) -> Result<Self, ExportError> {
         if config.path.is_empty() {
-            return Err(ExportError::Permanent(
-                "file exporter: path is empty".to_owned(),
-            ));
+            return Err(unusable(PathError::Empty));
         }
         let template_text = config
             .path_template
             .as_deref()
             .unwrap_or_else(|| default_template(config.format));
-        let template = PathTemplate::parse(template_text)
-            .map_err(|reason| ExportError::Permanent(format!("file exporter: {reason}")))?;
+        let template = PathTemplate::parse(template_text).map_err(unusable)?;
         let root = std::fs::create_dir_all(&config.path)
             .and_then(|()| std::fs::canonicalize(&config.path))
-            .map_err(|error| io_error("creating", Path::new(&config.path), &error))?;
+            .map_err(|error| io_error("creating", Path::new(&config.path), error))?;
         match recover::recover(&root, config.format == FileFormat::OtlpJson) {
             Ok(recovered) if recovered != recover::Recovered::default() => {
                 tracing::warn!(
@@ -168,7 +165,7 @@ impl FileExporter {
     pub fn enforce_retention(&self) -> Result<usize, ExportError> {
         self.retention
             .sweep()
-            .map_err(|error| io_error("applying retention under", &self.root, &error))
+            .map_err(|error| io_error("applying retention under", &self.root, error))
     }
 
     fn export_pprof(&self, batch: &Profiles) -> Result<ExportReport, ExportError> {
@@ -212,10 +209,10 @@ impl FileExporter {
             scratch
                 .compressor
                 .compress_into(&scratch.encoded, &mut scratch.gzipped)
-                .map_err(|error| io_error("compressing", &path, &error))?;
+                .map_err(|error| io_error("compressing", &path, error))?;
             self.writer
                 .write_atomically(&path, &scratch.gzipped)
-                .map_err(|error| io_error("writing", &path, &error))?;
+                .map_err(|error| io_error("writing", &path, error))?;
             files.push(path);
         }
         Ok(ExportReport {
@@ -230,7 +227,7 @@ impl FileExporter {
         };
         self.writer
             .write_atomically(&path, &batch.request().encode_to_vec())
-            .map_err(|error| io_error("writing", &path, &error))?;
+            .map_err(|error| io_error("writing", &path, error))?;
         Ok(ExportReport {
             files: vec![path],
             profiles: batch.profile_count(),
@@ -249,7 +246,7 @@ impl FileExporter {
                 .unwrap_or_else(PoisonError::into_inner);
             self.writer
                 .append_line(&path, line.as_bytes())
-                .map_err(|error| io_error("appending to", &path, &error))?;
+                .map_err(|error| io_error("appending to", &path, error))?;
         }
         Ok(ExportReport {
             files: vec![path],
@@ -288,11 +285,10 @@ impl FileExporter {
         if only_names && path.starts_with(&self.root) && path != self.root {
             Ok(path)
         } else {
-            Err(ExportError::Permanent(format!(
-                "file exporter: {} would leave {}",
-                relative.display(),
-                self.root.display()
-            )))
+            Err(unusable(PathError::LeavesRoot {
+                relative,
+                root: self.root.clone(),
+            }))
         }
     }
 }
@@ -306,6 +302,23 @@ pub fn default_template(format: FileFormat) -> &'static str {
     }
 }
 
-fn io_error(action: &str, path: &Path, error: &std::io::Error) -> ExportError {
-    ExportError::retryable(format!("{action} {}: {error}", path.display()))
+/// Why the file exporter cannot write where it was asked to.
+#[derive(Debug, thiserror::Error)]
+enum PathError {
+    #[error("path is empty")]
+    Empty,
+    #[error("{} would leave {}", .relative.display(), .root.display())]
+    LeavesRoot { relative: PathBuf, root: PathBuf },
+}
+
+fn unusable(error: impl std::error::Error + Send + Sync + 'static) -> ExportError {
+    ExportError::Permanent(ExportCause::exporter("file", error))
+}
+
+fn io_error(action: &'static str, path: &Path, error: std::io::Error) -> ExportError {
+    ExportError::retryable(ExportCause::Io {
+        action,
+        path: path.to_owned(),
+        error,
+    })
 }

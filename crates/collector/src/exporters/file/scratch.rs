@@ -5,7 +5,7 @@
 use profbridge_pprof::GzipCompressor;
 use profbridge_translate::{PprofConverter, ToPprofOptions};
 
-use crate::reuse::ReusePool;
+use crate::shared::reuse::ReusePool;
 
 /// Scratch kept for later exports; more exports at once allocate more.
 const MAX_KEPT: usize = 4;

@@ -24,7 +24,7 @@ use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
 use profbridge_translate::otlp::ExportProfilesPartialSuccess;
 
-use super::ExportError;
+use super::{ExportCause, ExportError};
 use crate::pipeline::Profiles;
 use crate::settings::client::{Compression, TlsConfig};
 use crate::tls::BearerAuth;
@@ -55,9 +55,9 @@ pub struct OtlpGrpcExporter {
 impl OtlpGrpcExporter {
     /// Checks the configuration and reads TLS files; does not connect.
     pub fn new(config: &OtlpExporterConfig) -> Result<Self, ExportError> {
-        let invalid = |reason: String| ExportError::Permanent(format!("otlp exporter: {reason}"));
-        let (endpoint, unverified) =
-            channel_endpoint(config).map_err(|e| invalid(e.to_string()))?;
+        let invalid =
+            |error: ChannelError| ExportError::Permanent(ExportCause::exporter("otlp", error));
+        let (endpoint, unverified) = channel_endpoint(config).map_err(invalid)?;
         if unverified.is_some() {
             tracing::warn!(
                 endpoint = config.client.endpoint.trim(),
@@ -70,7 +70,7 @@ impl OtlpGrpcExporter {
             endpoint,
             unverified,
             channel: OnceCell::new(),
-            metadata: metadata(config).map_err(|e| invalid(e.to_string()))?,
+            metadata: metadata(config).map_err(invalid)?,
             compression: match config.compression {
                 Compression::Gzip => Some(CompressionEncoding::Gzip),
                 Compression::Zstd => Some(CompressionEncoding::Zstd),
@@ -100,10 +100,10 @@ impl OtlpGrpcExporter {
         let body = Bytes::from(batch.request().encode_to_vec());
         match tokio::time::timeout(self.timeout, self.send(body)).await {
             Ok(result) => result,
-            Err(_) => Err(ExportError::retryable(format!(
-                "{}: no reply within {:?}",
-                self.endpoint_text, self.timeout
-            ))),
+            Err(_) => Err(ExportError::retryable(ExportCause::NoReply {
+                endpoint: self.endpoint_text.clone(),
+                limit: self.timeout,
+            })),
         }
     }
 
@@ -125,7 +125,10 @@ impl OtlpGrpcExporter {
             grpc = grpc.send_compressed(encoding);
         }
         grpc.ready().await.map_err(|error| {
-            ExportError::retryable(format!("{}: not reachable: {error}", self.endpoint_text))
+            ExportError::retryable(ExportCause::Unreachable {
+                endpoint: self.endpoint_text.clone(),
+                error: Box::new(error),
+            })
         })?;
         let mut request = tonic::Request::new(body);
         *request.metadata_mut() = self.metadata.clone();
@@ -136,7 +139,7 @@ impl OtlpGrpcExporter {
         let response = grpc
             .unary(request, PathAndQuery::from_static(EXPORT_PATH), ExportCodec)
             .await
-            .map_err(|status| status::export_error(&status, &self.endpoint_text))?;
+            .map_err(|status| status::export_error(status, &self.endpoint_text))?;
         if let Some(partial) = response.into_inner().partial_success {
             warn_partial_success(&self.endpoint_text, &partial);
         }

@@ -18,7 +18,7 @@ use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
 use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::otlp::warn_partial_success;
-use super::ExportError;
+use super::{ExportCause, ExportError};
 use crate::pipeline::Profiles;
 use crate::settings::client::Compression;
 use crate::tls::BearerAuth;
@@ -43,10 +43,8 @@ pub struct OtlpHttpExporter {
 impl OtlpHttpExporter {
     /// Checks the configuration and reads TLS files; does not connect.
     pub fn new(config: &OtlpHttpExporterConfig) -> Result<Self, ExportError> {
-        let invalid =
-            |reason: String| ExportError::Permanent(format!("otlp_http exporter: {reason}"));
-        let (url, tls) = profiles_url(config).map_err(|e| invalid(e.to_string()))?;
-        let mut headers = custom_headers(config).map_err(|e| invalid(e.to_string()))?;
+        let (url, tls) = profiles_url(config).map_err(unusable)?;
+        let mut headers = custom_headers(config).map_err(unusable)?;
         headers.insert(
             CONTENT_TYPE,
             HeaderValue::from_static(body::content_type(config.encoding)),
@@ -64,7 +62,7 @@ impl OtlpHttpExporter {
                 tls,
                 Some(config.helper.timeout.0).filter(|timeout| !timeout.is_zero()),
             )
-            .map_err(|e| invalid(e.to_string()))?,
+            .map_err(unusable)?,
             headers,
             encoding: config.encoding,
             compression: config.compression,
@@ -89,10 +87,8 @@ impl OtlpHttpExporter {
     /// rejects some profiles is a success (they would be rejected again)
     /// and is logged.
     pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
-        let body =
-            body::encode(batch.request(), self.encoding, self.compression).map_err(|reason| {
-                ExportError::Permanent(format!("cannot encode the batch: {reason}"))
-            })?;
+        let body = body::encode(batch.request(), self.encoding, self.compression)
+            .map_err(|error| ExportError::Permanent(ExportCause::Encode(Box::new(error))))?;
         let mut headers = self.headers.clone();
         if let Some((name, value)) = self.auth.as_ref().and_then(BearerAuth::credentials) {
             headers.insert(name, value);
@@ -105,18 +101,22 @@ impl OtlpHttpExporter {
             .body(body)
             .send()
             .await
-            .map_err(|error| send_error(&self.url, self.timeout, &error))?;
+            .map_err(|error| send_error(&self.url, self.timeout, error))?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = read_reply(response, MAX_REPLY_BYTES)
             .await
-            .map_err(|error| send_error(&self.url, self.timeout, &error))?;
+            .map_err(|error| send_error(&self.url, self.timeout, error))?;
         let endpoint = self.url.as_str();
         if let Some(partial) = response::outcome(endpoint, status, &headers, &body)? {
             warn_partial_success(endpoint, &partial);
         }
         Ok(())
     }
+}
+
+fn unusable(error: impl std::error::Error + Send + Sync + 'static) -> ExportError {
+    ExportError::Permanent(ExportCause::exporter("otlp_http", error))
 }
 
 /// Why the HTTP exporter's URL or headers cannot be used.

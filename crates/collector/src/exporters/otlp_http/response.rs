@@ -1,8 +1,6 @@
 //! HTTP responses as export results, per the OTLP/HTTP specification:
-//! 2xx is success (perhaps partial); 429, 502, 503 and 504 are retryable,
-//! after `Retry-After` when given; anything else is permanent.
-
-use std::time::SystemTime;
+//! 2xx is success (perhaps partial); the rest as every HTTP exporter
+//! classifies statuses (protocol/http_status.rs).
 
 use prost::Message;
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
@@ -10,17 +8,9 @@ use reqwest::StatusCode;
 
 use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesServiceResponse};
 
-use crate::exporters::http_reply::{is_json, json_message, quoted, retry_after};
+use crate::exporters::http_reply::{check_status, is_json, json_message, quoted};
 use crate::exporters::ExportError;
-
-/// The part of `google.rpc.Status` error bodies that messages quote.
-#[derive(Clone, PartialEq, Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-}
+use crate::protocol::retry_info;
 
 /// The partial success a 2xx reply reports, or the error its status means.
 pub(super) fn outcome(
@@ -29,28 +19,21 @@ pub(super) fn outcome(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<Option<ExportProfilesPartialSuccess>, ExportError> {
-    if status.is_success() {
-        return Ok(partial_success(headers, body));
-    }
-    let reason = format!(
-        "{endpoint} answered {status}: {}",
-        error_text(headers, body)
-    );
-    let retryable = matches!(
+    check_status(status, headers, || ErrorReply {
+        endpoint: endpoint.to_owned(),
         status,
-        StatusCode::TOO_MANY_REQUESTS
-            | StatusCode::BAD_GATEWAY
-            | StatusCode::SERVICE_UNAVAILABLE
-            | StatusCode::GATEWAY_TIMEOUT
-    );
-    if retryable {
-        Err(ExportError::Retryable {
-            reason,
-            retry_after: retry_after(headers, SystemTime::now()),
-        })
-    } else {
-        Err(ExportError::Permanent(reason))
-    }
+        message: error_text(headers, body),
+    })?;
+    Ok(partial_success(headers, body))
+}
+
+/// A reply whose status is not a success, with the start of its message.
+#[derive(Debug, thiserror::Error)]
+#[error("{endpoint} answered {status}: {message}")]
+struct ErrorReply {
+    endpoint: String,
+    status: StatusCode,
+    message: String,
 }
 
 fn is_protobuf(headers: &HeaderMap) -> bool {
@@ -97,7 +80,7 @@ fn partial_success(headers: &HeaderMap, body: &[u8]) -> Option<ExportProfilesPar
 /// The message of a `google.rpc.Status` body, or the body's text, cut short.
 fn error_text(headers: &HeaderMap, body: &[u8]) -> String {
     let message = if is_protobuf(headers) {
-        RpcStatus::decode(body).ok().map(|status| status.message)
+        retry_info::status_message(body)
     } else if is_json(headers) {
         json_message(body)
     } else {
@@ -109,27 +92,12 @@ fn error_text(headers: &HeaderMap, body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, HeaderValue::from_str(value).unwrap());
-        }
-        map
-    }
+    use crate::exporters::http_reply::{assert_classified_by_the_table, header_map as headers};
 
     #[test]
     fn statuses_are_classified() {
         let none = HeaderMap::new();
-        for code in [429, 502, 503, 504] {
-            let status = StatusCode::from_u16(code).unwrap();
-            assert!(outcome("e", status, &none, b"").unwrap_err().is_retryable());
-        }
-        for code in [400, 401, 404, 413, 500] {
-            let status = StatusCode::from_u16(code).unwrap();
-            assert!(!outcome("e", status, &none, b"").unwrap_err().is_retryable());
-        }
+        assert_classified_by_the_table(|status| outcome("e", status, &none, b"").map(drop));
         assert_eq!(outcome("e", StatusCode::OK, &none, b"").unwrap(), None);
     }
 

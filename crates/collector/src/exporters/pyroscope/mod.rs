@@ -58,9 +58,10 @@ use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
 use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::to_pprof::batch_to_pprofs;
-use super::ExportError;
+use super::{ExportCause, ExportError};
 use crate::pipeline::Profiles;
-use crate::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
+use crate::protocol::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
+use crate::settings::Problem;
 use crate::tls::BearerAuth;
 use config::{BasicAuthConfig, PyroscopeApi, PyroscopeExporterConfig, INGEST_PATH, TENANT_HEADER};
 pub use naming::UNKNOWN_SERVICE;
@@ -103,20 +104,17 @@ pub struct PyroscopeExporter {
 impl PyroscopeExporter {
     /// Checks the configuration and reads TLS files; does not connect.
     pub fn new(config: &PyroscopeExporterConfig) -> Result<Self, ExportError> {
-        let invalid =
-            |reason: String| ExportError::Permanent(format!("pyroscope exporter: {reason}"));
         let problems = config.problems();
         if !problems.is_empty() {
-            let text: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            return Err(invalid(text.join("; ")));
+            return Err(unusable(InvalidOptions(problems)));
         }
-        let (url, tls) = api_url(config).map_err(|e| invalid(e.to_string()))?;
+        let (url, tls) = api_url(config).map_err(unusable)?;
         let timeout = Some(config.helper.timeout.0).filter(|timeout| !timeout.is_zero());
         Ok(Self {
             api: config.api,
             url,
-            client: client(&config.client.tls, tls, timeout).map_err(|e| invalid(e.to_string()))?,
-            headers: headers(config).map_err(|e| invalid(e.to_string()))?,
+            client: client(&config.client.tls, tls, timeout).map_err(unusable)?,
+            headers: headers(config).map_err(unusable)?,
             basic_auth: config.basic_auth.clone(),
             auth: None,
             timeout,
@@ -145,10 +143,11 @@ impl PyroscopeExporter {
         let pushes = tokio::task::spawn_blocking(move || prepare(&naming, &shared, api))
             .await
             .map_err(|error| {
+                let task = "pyroscope conversion";
                 if error.is_cancelled() {
-                    ExportError::retryable(format!("pyroscope conversion stopped: {error}"))
+                    ExportError::retryable(ExportCause::TaskStopped { task, error })
                 } else {
-                    ExportError::Permanent(format!("pyroscope conversion failed: {error}"))
+                    ExportError::Permanent(ExportCause::TaskFailed { task, error })
                 }
             })??;
         if pushes.is_empty() {
@@ -201,12 +200,12 @@ impl PyroscopeExporter {
         let response = request
             .send()
             .await
-            .map_err(|error| send_error(&self.url, limit, &error))?;
+            .map_err(|error| send_error(&self.url, limit, error))?;
         let status = response.status();
         let headers = response.headers().clone();
         let body = read_reply(response, MAX_REPLY_BYTES)
             .await
-            .map_err(|error| send_error(&self.url, limit, &error))?;
+            .map_err(|error| send_error(&self.url, limit, error))?;
         Ok((status, headers, body))
     }
 
@@ -299,6 +298,15 @@ fn prepare(naming: &Naming, batch: &Profiles, api: PyroscopeApi) -> Result<Vec<P
         })
         .collect())
 }
+
+fn unusable(error: impl std::error::Error + Send + Sync + 'static) -> ExportError {
+    ExportError::Permanent(ExportCause::exporter("pyroscope", error))
+}
+
+/// The problems `validate` reports for the options, one after the other.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+struct InvalidOptions(Vec<Problem>);
 
 /// A Pyroscope exporter configuration that cannot be used.
 #[derive(Debug, thiserror::Error)]

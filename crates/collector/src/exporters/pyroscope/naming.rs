@@ -23,10 +23,12 @@ use profbridge_pprof::Profile;
 use profbridge_translate::otlp::KeyValue;
 
 use crate::exporters::file::attribute_text;
-use crate::push_v1::{
+use crate::protocol::push_v1::{
     LabelPair, LABEL_DELTA, LABEL_PROFILE_NAME, LABEL_SERVICE_NAME, LABEL_SESSION_ID,
 };
-use crate::pyroscope_attributes::{DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE};
+use crate::protocol::pyroscope_attributes::{
+    DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE,
+};
 
 /// The application name of resources without one, as OpenTelemetry SDKs
 /// name services they know nothing about.

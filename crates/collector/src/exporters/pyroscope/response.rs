@@ -1,24 +1,20 @@
 //! Pyroscope's answers as export results.
 //!
-//! `/ingest`, as for OTLP/HTTP: 2xx is success; 429, 502, 503 and 504 are
-//! retryable, after `Retry-After` when given; so is 408, which Pyroscope
-//! answers when it could not read the whole body. Anything else is
-//! permanent, quoting the server's message.
+//! `/ingest`, as every HTTP exporter classifies statuses
+//! (protocol/http_status.rs), quoting the server's message.
 //!
 //! The push API answers Connect errors: the code of the JSON body (or, for
 //! a reply without one, the code its status stands for) decides;
 //! `unavailable`, `resource_exhausted`, `deadline_exceeded` and `aborted`
 //! are retryable, after `Retry-After` when given.
 
-use std::time::SystemTime;
-
 use reqwest::header::HeaderMap;
 use reqwest::StatusCode;
 
-use crate::exporters::http_reply::{is_json, json_message, quoted, retry_after};
+use crate::exporters::http_reply::{check_status, is_json, json_message, quoted, reply_error};
 use crate::exporters::ExportError;
-use crate::push_v1::connect::ConnectError;
-use crate::push_v1::{LabelPair, LABEL_SERVICE_NAME};
+use crate::protocol::push_v1::connect::{Code, ConnectError};
+use crate::protocol::push_v1::{LabelPair, LABEL_SERVICE_NAME};
 
 /// The distinct `service_name`s of the series, for error messages.
 pub(super) fn services<'a>(series: impl Iterator<Item = &'a [LabelPair]>) -> String {
@@ -50,18 +46,40 @@ pub(super) fn push_outcome(
     }
     let error = ConnectError::from_reply(status.as_u16(), body);
     let message = quoted(Some(error.message.clone()).filter(|m| !m.is_empty()), body);
-    let reason = format!(
-        "{endpoint} answered {status} ({}) to a push of {series} series ({services}): {message}",
-        error.code
-    );
-    if error.code.is_retryable() {
-        Err(ExportError::Retryable {
-            reason,
-            retry_after: retry_after(headers, SystemTime::now()),
-        })
-    } else {
-        Err(ExportError::Permanent(reason))
-    }
+    let reply = PushErrorReply {
+        endpoint: endpoint.to_owned(),
+        status,
+        code: error.code,
+        series,
+        services: services.to_owned(),
+        message,
+    };
+    Err(reply_error(error.code.is_retryable(), headers, reply))
+}
+
+/// A push answered with a Connect error, with the start of its message.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{endpoint} answered {status} ({code}) to a push of {series} series ({services}): {message}"
+)]
+struct PushErrorReply {
+    endpoint: String,
+    status: StatusCode,
+    code: Code,
+    series: usize,
+    services: String,
+    message: String,
+}
+
+/// An `/ingest` reply whose status is not a success, with the start of
+/// its message.
+#[derive(Debug, thiserror::Error)]
+#[error("{endpoint} answered {status} to the push of {name}: {message}")]
+struct IngestErrorReply {
+    endpoint: String,
+    status: StatusCode,
+    name: String,
+    message: String,
 }
 
 /// The result a reply to the push of `name` to `endpoint` means.
@@ -72,70 +90,39 @@ pub(super) fn outcome(
     headers: &HeaderMap,
     body: &[u8],
 ) -> Result<(), ExportError> {
-    if status.is_success() {
-        return Ok(());
-    }
-    let reason = format!(
-        "{endpoint} answered {status} to the push of {name}: {}",
-        error_text(headers, body)
-    );
-    let retryable = matches!(
+    check_status(status, headers, || IngestErrorReply {
+        endpoint: endpoint.to_owned(),
         status,
-        StatusCode::REQUEST_TIMEOUT
-            | StatusCode::TOO_MANY_REQUESTS
-            | StatusCode::BAD_GATEWAY
-            | StatusCode::SERVICE_UNAVAILABLE
-            | StatusCode::GATEWAY_TIMEOUT
-    );
-    if retryable {
-        Err(ExportError::Retryable {
-            reason,
-            retry_after: retry_after(headers, SystemTime::now()),
-        })
-    } else {
-        Err(ExportError::Permanent(reason))
-    }
+        name: name.to_owned(),
+        message: error_text(headers, body),
+    })
 }
 
 /// The `message` of a JSON error body (Connect's shape), or the body's
 /// text, cut short.
 fn error_text(headers: &HeaderMap, body: &[u8]) -> String {
-    let message = if is_json(headers) {
-        json_message(body)
-    } else {
-        None
-    };
-    quoted(message, body)
+    quoted(is_json(headers).then(|| json_message(body)).flatten(), body)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
-
-    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(*name, HeaderValue::from_str(value).unwrap());
-        }
-        map
-    }
+    use crate::exporters::http_reply::{assert_classified_by_the_table, header_map as headers};
 
     #[test]
     fn statuses_are_classified() {
         let none = HeaderMap::new();
-        for code in [408, 429, 502, 503, 504] {
-            let status = StatusCode::from_u16(code).unwrap();
-            let error = outcome("e", "a{}", status, &none, b"").unwrap_err();
-            assert!(error.is_retryable(), "{code}");
-        }
-        for code in [400, 401, 404, 413, 422, 500] {
-            let status = StatusCode::from_u16(code).unwrap();
-            let error = outcome("e", "a{}", status, &none, b"").unwrap_err();
-            assert!(!error.is_retryable(), "{code}");
-        }
+        assert_classified_by_the_table(|status| outcome("e", "a{}", status, &none, b""));
         assert!(outcome("e", "a{}", StatusCode::OK, &none, b"").is_ok());
         assert!(outcome("e", "a{}", StatusCode::NO_CONTENT, &none, b"").is_ok());
+    }
+
+    #[test]
+    fn a_push_reply_without_a_connect_error_is_classified_as_any_http_reply() {
+        let none = HeaderMap::new();
+        assert_classified_by_the_table(|status| {
+            push_outcome("e", 1, "a", status, &none, b"a proxy's page")
+        });
     }
 
     #[test]

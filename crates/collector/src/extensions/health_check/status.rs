@@ -10,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use super::config::ResponseBody;
+use crate::shared::timestamp::rfc3339;
 use crate::telemetry::{Phase, Readiness};
-use crate::timestamp::rfc3339;
 
 /// Go's zero time, which the Collector sends as `upSince` when not ready.
 const GO_ZERO_TIME: &str = "0001-01-01T00:00:00Z";

@@ -8,8 +8,8 @@ use axum::response::{IntoResponse, Response};
 
 use super::html::{Href, Markup, Page, Table};
 use crate::settings::{ComponentId, Config, PipelineConfig, Section};
+use crate::shared::timestamp::rfc3339;
 use crate::telemetry::{ErrorHistory, Registry, Source};
-use crate::timestamp::rfc3339;
 
 pub const PIPELINEZ: &str = "/debug/pipelinez";
 /// The Collector's query parameters of the pipeline and component pages.

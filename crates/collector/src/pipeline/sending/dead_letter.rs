@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use prost::Message;
 
 use crate::pipeline::Profiles;
-use crate::timestamp::utc_timestamp;
+use crate::shared::timestamp::utc_timestamp;
 
 pub const SUFFIX: &str = ".otlp.pb";
 

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use super::backoff::Backoff;
 use super::config::RetryConfig;
-use crate::pipeline::ExportError;
+use crate::pipeline::{ExportCause, ExportError};
 use crate::pipeline::{Exporter, Profiles};
 
 /// How exporting a request ended.
@@ -84,7 +84,7 @@ async fn attempt(
     };
     tokio::time::timeout(limit, exporter.export(batch))
         .await
-        .unwrap_or_else(|_| Err(ExportError::retryable(format!("timed out after {limit:?}"))))
+        .unwrap_or_else(|_| Err(ExportError::retryable(ExportCause::TimedOut { limit })))
 }
 
 /// Resolves once `stop` says true; never when its sender is gone.

@@ -1,21 +1,14 @@
-//! The compressions OTLP requests come in, and how large a request will be
-//! once decompressed: requests are admitted on that estimate, so that a
-//! refused one costs no decompression.
+//! Decompressing OTLP requests, and how large a request will be once
+//! decompressed: requests are admitted on that estimate, so that a refused
+//! one costs no decompression.
 
 use std::io::Read;
 
 use bytes::Bytes;
 
 use super::decompressed::{Decompressed, DecompressedBuffers};
+use crate::protocol::compression::Compression;
 use profbridge_pprof::{gunzip_into, gzip_trailer_size, GunzipError};
-
-/// How a request body (HTTP) or message (gRPC) is compressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    Identity,
-    Gzip,
-    Zstd,
-}
 
 /// How many times its zstd encoding a request is taken to be when the
 /// frame does not say (streaming encoders, tonic's among them, leave the
@@ -25,27 +18,6 @@ const ZSTD_RATIO_WHEN_UNKNOWN: usize = 4;
 
 /// The most set aside up front for a decompressed request.
 const MAX_PREALLOCATION: usize = 64 << 20;
-
-impl Compression {
-    /// The compression a `Content-Encoding` or `grpc-encoding` value names
-    /// (lowercase), if it is one of these.
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "" | "identity" => Some(Self::Identity),
-            "gzip" => Some(Self::Gzip),
-            "zstd" => Some(Self::Zstd),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Identity => "identity",
-            Self::Gzip => "gzip",
-            Self::Zstd => "zstd",
-        }
-    }
-}
 
 /// About how many bytes `compressed` decompresses to, from what its format
 /// declares, never more than `limit` (what decompressing it may produce):
@@ -273,17 +245,5 @@ mod tests {
             ),
             Err(DecompressError::Corrupt(_))
         ));
-    }
-
-    #[test]
-    fn names_are_the_header_values() {
-        for compression in [Compression::Identity, Compression::Gzip, Compression::Zstd] {
-            assert_eq!(
-                Compression::from_name(compression.name()),
-                Some(compression)
-            );
-        }
-        assert_eq!(Compression::from_name(""), Some(Compression::Identity));
-        assert_eq!(Compression::from_name("br"), None);
     }
 }

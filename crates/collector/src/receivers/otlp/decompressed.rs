@@ -8,7 +8,7 @@ use std::ops::Deref;
 use bytes::Bytes;
 use flate2::Decompress;
 
-use crate::reuse::ReusePool;
+use crate::shared::reuse::ReusePool;
 
 /// Buffers kept: about as many as requests are decoded at once.
 const MAX_KEPT: usize = 2;

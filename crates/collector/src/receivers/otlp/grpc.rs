@@ -15,26 +15,25 @@ use profbridge_translate::decode_request_reusing;
 use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesServiceResponse};
 
 use super::admitted_body::{read_admitted, BodyBudget, BodyError};
-use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
+use super::compression::{decompress, decompressed_size_estimate, DecompressError};
 use super::decompressed::DecompressedBuffers;
-use super::grpc_unary::{
-    grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
-};
 use crate::net::Incoming;
 use crate::pipeline::{pooled_request, PipelineHandle};
+use crate::protocol::admission::{declared_length, RETRY_AFTER};
+use crate::protocol::compression::Compression;
+use crate::protocol::grpc_unary::{
+    grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
+};
+use crate::protocol::retry_info;
 use crate::receivers::intake::{
     any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
-use crate::retry_info;
 use crate::settings::server::GrpcServerSettings;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{BearerAuth, Security};
 
-/// How long clients are told to wait before retrying a refused request.
-pub const RETRY_AFTER: Duration = Duration::from_secs(1);
-
 /// The OTLP profiles gRPC service, answering `Export` itself (see
-/// grpc_unary.rs); any other method is UNIMPLEMENTED.
+/// protocol/grpc_unary.rs); any other method is UNIMPLEMENTED.
 #[derive(Clone)]
 struct ExportServer {
     pipelines: Arc<[PipelineHandle]>,
@@ -96,7 +95,7 @@ where
         // The client's deadline, when it is sooner than ours.
         let timeout = grpc_timeout(request.headers())
             .map_or(self.read_timeout, |client| client.min(self.read_timeout));
-        let declared = super::http::declared_length(request.headers());
+        let declared = declared_length(request.headers());
         let server = self.clone();
         Box::pin(async move {
             Ok(server

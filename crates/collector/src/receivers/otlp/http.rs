@@ -18,16 +18,17 @@ use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 
 use super::admitted_body::{drain, read_admitted, BodyBudget, BodyError};
-use super::compression::{decompress, decompressed_size_estimate, Compression, DecompressError};
+use super::compression::{decompress, decompressed_size_estimate, DecompressError};
 use super::config::HttpConfig;
 use super::decompressed::DecompressedBuffers;
-use super::grpc::RETRY_AFTER;
 use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
 use crate::pipeline::{pooled_request, PipelineHandle};
+use crate::protocol::admission::{declared_length, RETRY_AFTER};
+use crate::protocol::compression::Compression;
+use crate::protocol::retry_info;
 use crate::receivers::intake::{
     intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
-use crate::retry_info;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{protect_router, Security};
 
@@ -263,17 +264,6 @@ async fn export(State(receiver): State<Receiver>, headers: HeaderMap, body: Body
             &join.to_string(),
         ),
     }
-}
-
-/// The body's declared length, when it declares one.
-pub(crate) fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// [`error`], closing the connection: the rest of the body never came.

@@ -7,13 +7,10 @@ pub mod config;
 mod decompressed;
 mod factory;
 pub mod grpc;
-mod grpc_unary;
 pub mod http;
 
 pub use crate::receivers::intake::{
     admit, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
-/// `google.rpc.RetryInfo`, shared with the OTLP exporter.
-pub use crate::retry_info;
 pub(crate) use admitted_body::{drain, read_admitted, BodyBudget, BodyError};
 pub use factory::OtlpReceiverFactory;

@@ -19,10 +19,10 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 pub(crate) use reply::Failure;
 
 use super::from_pprof::{hand_over, parse_estimate};
-use super::otlp::http::declared_length;
 use super::otlp::{drain, read_admitted, settle, BodyBudget, BodyError, Decision, Outcome};
 use crate::net::{ConnectionLimits, HttpLimits};
 use crate::pipeline::PipelineHandle;
+use crate::protocol::admission::declared_length;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{protect_router, Security};
 

@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 
 use profbridge_pprof::{DecodeError, DetectError, ParseError};
 
-use crate::receivers::otlp::grpc::RETRY_AFTER;
+use crate::protocol::admission::RETRY_AFTER;
 use crate::receivers::otlp::Outcome;
 
 /// A request refused before its profiles reached the pipelines.

@@ -33,7 +33,7 @@ use self::query::IngestQuery;
 use super::from_pprof::{decode_limits, nanos_since_epoch};
 use super::pprof_http::{self, Failure, Intake};
 use crate::pipeline::PipelineHandle;
-pub use crate::push_v1::PUSH_PATH;
+pub use crate::protocol::push_v1::PUSH_PATH;
 use crate::telemetry::ReceiverMetrics;
 use crate::tls::Security;
 pub use series::{

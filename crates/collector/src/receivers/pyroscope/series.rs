@@ -9,14 +9,14 @@ use profbridge_pprof::{
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 
-use crate::push_v1::{
+use crate::protocol::push_v1::{
     LabelPair, PushRequest, LABEL_DELTA, LABEL_PROFILE_NAME, LABEL_SERVICE_NAME, LABEL_SESSION_ID,
 };
 use crate::receivers::from_pprof::string_attributes;
 use crate::receivers::pprof_http::Failure;
 use crate::telemetry::ReceiverMetrics;
 
-pub use crate::pyroscope_attributes::{
+pub use crate::protocol::pyroscope_attributes::{
     DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE,
 };
 /// The resource attribute `pyroscope_spy` becomes, as `spyName` does.
@@ -208,12 +208,12 @@ fn read_profile(
     Ok(profile)
 }
 
-fn place(series: &crate::push_v1::RawProfileSeries, s: usize, i: usize) -> String {
+fn place(series: &crate::protocol::push_v1::RawProfileSeries, s: usize, i: usize) -> String {
     format!("series {s}{}, sample {i}", series_name(series))
 }
 
 /// ` (service_name=…, __name__=…)` for messages, when the labels say.
-fn series_name(series: &crate::push_v1::RawProfileSeries) -> String {
+fn series_name(series: &crate::protocol::push_v1::RawProfileSeries) -> String {
     let named: Vec<String> = [LABEL_SERVICE_NAME, LABEL_PROFILE_NAME]
         .iter()
         .filter_map(|name| {
@@ -239,7 +239,7 @@ mod tests {
     use profbridge_translate::otlp::any_value;
 
     use super::*;
-    use crate::push_v1::{RawProfileSeries, RawSample};
+    use crate::protocol::push_v1::{RawProfileSeries, RawSample};
 
     fn texts(attributes: &[KeyValue]) -> Vec<(String, String)> {
         attributes

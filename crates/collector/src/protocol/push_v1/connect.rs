@@ -70,15 +70,13 @@ impl Code {
     }
 
     /// What a client makes of an error reply without a Connect error
-    /// body (from a proxy, say): the protocol's table, plus 408, which
-    /// means the body did not arrive in time.
+    /// body (from a proxy, say): the protocol's table.
     pub fn from_http_status(status: u16) -> Self {
         match status {
             400 => Self::Internal,
             401 => Self::Unauthenticated,
             403 => Self::PermissionDenied,
             404 => Self::Unimplemented,
-            408 => Self::DeadlineExceeded,
             429 | 502 | 503 | 504 => Self::Unavailable,
             _ => Self::Unknown,
         }

@@ -71,6 +71,11 @@ pub fn retry_delay(details: &[u8]) -> Option<Duration> {
     ))
 }
 
+/// The message of an encoded `google.rpc.Status`, when the bytes are one.
+pub fn status_message(encoded: &[u8]) -> Option<String> {
+    RpcStatus::decode(encoded).ok().map(|status| status.message)
+}
+
 /// The encoded `google.rpc.Status` for an HTTP error body.
 pub fn status(code: i32, message: &str) -> Vec<u8> {
     RpcStatus {
