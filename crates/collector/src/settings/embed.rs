@@ -16,6 +16,7 @@ use config::{Map, Value, ValueKind};
 use serde::de::{self, DeserializeOwned, Visitor};
 
 use super::de::deserialize_at;
+use super::key_paths::{key_paths, KeyPathsError};
 use super::options::Options;
 use super::problems::{join, Problem};
 
@@ -42,6 +43,9 @@ pub trait EmbeddedPart {
     /// The keys it takes.
     fn keys(&self) -> Vec<&'static str>;
 
+    /// Every key path it takes, nested sections included.
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError>;
+
     /// Parses the keys of `section` (all its own) over the current values.
     fn fill(&mut self, section: Value, path: &str) -> Result<(), Problem>;
 }
@@ -49,6 +53,10 @@ pub trait EmbeddedPart {
 impl<T: Embedded> EmbeddedPart for T {
     fn keys(&self) -> Vec<&'static str> {
         keys_of::<T>()
+    }
+
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError> {
+        key_paths::<T>()
     }
 
     fn fill(&mut self, section: Value, path: &str) -> Result<(), Problem> {

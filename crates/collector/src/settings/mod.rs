@@ -14,6 +14,7 @@
 pub mod client;
 pub mod embed;
 pub mod exporter_helper;
+pub mod key_paths;
 pub mod queue;
 pub mod server;
 pub mod telemetry;
