@@ -1,7 +1,9 @@
-//! The registry: every component type, one line each. The configuration
-//! parser finds a type's options parser here, and the service builds
-//! every component through it. Adding a component is its own folder plus
-//! one line below.
+//! The registry: every component type, one line each, and the only list
+//! of them. The configuration parser finds a type's options parser here,
+//! the service builds every component through it, and the tests read the
+//! types and their option key paths from it. Adding a component is its
+//! own folder, its `mod` line, one line below and its section in
+//! docs/configuration.md.
 
 use std::collections::BTreeSet;
 
