@@ -8,10 +8,10 @@
 //! The configuration reference (docs/configuration.md) and the operations
 //! guide (docs/operations.md) are kept complete by these tests.
 //!
-//! Every option the config structs accept is found by deserializing each
-//! struct with a recording deserializer: it answers `deserialize_struct`
-//! with a map holding every field, records each field's key path, and
-//! recurses into the values, so nested sections are walked too.
+//! Every option the code accepts comes from the registry: each component
+//! type's factory lists its options' key paths
+//! (`settings::key_paths`, embedded settings included), so a new type is
+//! checked without any change here.
 //!
 //! The convention configuration.md follows, which `documented_paths` reads:
 //!
@@ -27,494 +27,52 @@
 //!   and `*` stands for every component type (`exporters.*.sending_queue`).
 //!   Items of a list are written `KEY[]`.
 //! - Any other heading ends the section.
+//! - The component sections (`` ### `TYPE` `` under each of the four) are
+//!   exactly the registry's types.
 //! - An option table is one whose header's first cell is `key`; the first
 //!   cell of each of its rows holds the key, or several keys separated by
 //!   commas, each in backticks. Other tables are not read.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
 use std::time::Duration;
-
-use serde::de::{
-    self, DeserializeOwned, DeserializeSeed, EnumAccess, Expected, IntoDeserializer, MapAccess,
-    SeqAccess, VariantAccess, Visitor,
-};
 
 use profbridge_collector::components::Registry;
 use profbridge_collector::config::parse_yaml;
 use profbridge_collector::config::{Catalog, Section};
-use profbridge_collector::exporters::debug::config::DebugExporterConfig;
-use profbridge_collector::exporters::file::config::FileExporterConfig;
-use profbridge_collector::exporters::helper::ExporterHelperConfig;
-use profbridge_collector::exporters::otlp::config::OtlpExporterConfig;
-use profbridge_collector::exporters::otlp_http::config::OtlpHttpExporterConfig;
-use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
-use profbridge_collector::extensions::bearertokenauth::BearerTokenAuthConfig;
-use profbridge_collector::extensions::file_storage::FileStorageConfig;
-use profbridge_collector::extensions::health_check::HealthCheckConfig;
-use profbridge_collector::extensions::pprof::PprofConfig;
-use profbridge_collector::extensions::zpages::ZPagesConfig;
 use profbridge_collector::pipeline::config::QueueConfig;
-use profbridge_collector::processors::memory_limiter::MemoryLimiterConfig;
-use profbridge_collector::processors::{BatchProcessorConfig, ResourceProcessorConfig};
-use profbridge_collector::receivers::file::config::FileReceiverConfig;
-use profbridge_collector::receivers::nop::NopReceiverConfig;
-use profbridge_collector::receivers::otlp::config::OtlpReceiverConfig;
-use profbridge_collector::receivers::pprof::config::PprofReceiverConfig;
-use profbridge_collector::receivers::pyroscope::config::PyroscopeReceiverConfig;
 use profbridge_collector::service;
-use profbridge_collector::settings::server::{HttpConnectionSettings, HttpServerSettings};
+use profbridge_collector::settings::key_paths::key_paths;
+use profbridge_collector::settings::options_key_paths;
 use profbridge_collector::telemetry::config::TelemetryConfig;
 use profbridge_testkit::TempDir;
 
 // ---------------------------------------------------------------------------
-// The recording deserializer.
-
-/// The placeholder for the keys of a map (`headers.NAME`).
-const MAP_KEY: &str = "NAME";
-
-#[derive(Debug)]
-struct WalkError {
-    message: String,
-    /// Whether a field has already been blamed for it (the innermost one).
-    blamed: bool,
-}
-
-impl fmt::Display for WalkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for WalkError {}
-
-impl de::Error for WalkError {
-    fn custom<T: fmt::Display>(message: T) -> Self {
-        Self {
-            message: message.to_string(),
-            blamed: false,
-        }
-    }
-}
-
-#[derive(Default)]
-struct State {
-    /// Every key path met.
-    recorded: BTreeSet<String>,
-    /// Fields whose placeholder value a custom impl rejected: left out on
-    /// the next walk so that the fields after them are walked too.
-    rejected: BTreeSet<String>,
-}
-
-#[derive(Clone)]
-struct Walker {
-    path: String,
-    state: Rc<RefCell<State>>,
-}
-
-impl Walker {
-    fn child(&self, key: &str) -> Self {
-        let path = if self.path.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{}.{key}", self.path)
-        };
-        Self {
-            path,
-            state: Rc::clone(&self.state),
-        }
-    }
-
-    fn item(&self) -> Self {
-        Self {
-            path: format!("{}[]", self.path),
-            state: Rc::clone(&self.state),
-        }
-    }
-}
-
-/// Every key path under `root` that `T` accepts.
-fn walk<T: DeserializeOwned>(root: &str) -> BTreeSet<String> {
-    let state = Rc::new(RefCell::new(State::default()));
-    for _ in 0..64 {
-        let walker = Walker {
-            path: root.to_owned(),
-            state: Rc::clone(&state),
-        };
-        let before = state.borrow().rejected.len();
-        match T::deserialize(walker) {
-            Ok(_) => return state.take().recorded,
-            Err(error) => {
-                let now = state.borrow().rejected.len();
-                assert!(
-                    now > before,
-                    "walking {root}: {error}, and no field to leave out"
-                );
-            }
-        }
-    }
-    panic!("walking {root}: still failing after leaving out 64 fields");
-}
-
-impl<'de> de::Deserializer<'de> for Walker {
-    type Error = WalkError;
-
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        // Custom impls (durations, sizes, attribute values) ask for
-        // anything; give each what it reads.
-        let expecting = format!("{}", &visitor as &dyn Expected);
-        if expecting.contains("duration") {
-            visitor.visit_str("1s")
-        } else if expecting.contains("size") {
-            visitor.visit_u64(1)
-        } else {
-            visitor.visit_str("1s")
-        }
-    }
-
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_bool(false)
-    }
-
-    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_i64(1)
-    }
-    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_i64(1)
-    }
-    fn deserialize_i32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_i64(1)
-    }
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_i64(1)
-    }
-    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_u64(1)
-    }
-    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_u64(1)
-    }
-    fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_u64(1)
-    }
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_u64(1)
-    }
-    fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_f64(1.0)
-    }
-    fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_f64(1.0)
-    }
-    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_char('x')
-    }
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_str("1s")
-    }
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_str("1s")
-    }
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_bytes(b"x")
-    }
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_bytes(b"x")
-    }
-
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_some(self)
-    }
-
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_unit()
-    }
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, WalkError> {
-        visitor.visit_unit()
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, WalkError> {
-        visitor.visit_newtype_struct(self)
-    }
-
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_seq(Items {
-            walker: self.item(),
-            left: 1,
-        })
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, WalkError> {
-        visitor.visit_seq(Items {
-            walker: self.item(),
-            left: len,
-        })
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, WalkError> {
-        self.deserialize_tuple(len, visitor)
-    }
-
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_map(Fields {
-            walker: self,
-            keys: vec![MAP_KEY],
-            next: 0,
-        })
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, WalkError> {
-        let keys = {
-            let mut state = self.state.borrow_mut();
-            for field in fields {
-                let path = self.child(field).path;
-                state.recorded.insert(path);
-            }
-            fields
-                .iter()
-                .copied()
-                .filter(|field| !state.rejected.contains(&self.child(field).path))
-                .collect()
-        };
-        visitor.visit_map(Fields {
-            walker: self,
-            keys,
-            next: 0,
-        })
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, WalkError> {
-        visitor.visit_enum(Variant {
-            walker: self,
-            name: variants.first().copied().unwrap_or("unit"),
-        })
-    }
-
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_str(MAP_KEY)
-    }
-
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, WalkError> {
-        visitor.visit_unit()
-    }
-}
-
-/// A list's items: `left` of them, all at `PATH[]`.
-struct Items {
-    walker: Walker,
-    left: usize,
-}
-
-impl<'de> SeqAccess<'de> for Items {
-    type Error = WalkError;
-
-    fn next_element_seed<T: DeserializeSeed<'de>>(
-        &mut self,
-        seed: T,
-    ) -> Result<Option<T::Value>, WalkError> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
-        seed.deserialize(self.walker.clone()).map(Some)
-    }
-}
-
-/// A struct's fields, or a map's single placeholder key.
-struct Fields {
-    walker: Walker,
-    keys: Vec<&'static str>,
-    next: usize,
-}
-
-impl<'de> MapAccess<'de> for Fields {
-    type Error = WalkError;
-
-    fn next_key_seed<K: DeserializeSeed<'de>>(
-        &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, WalkError> {
-        match self.keys.get(self.next) {
-            None => Ok(None),
-            Some(key) => {
-                let key: de::value::StrDeserializer<'_, WalkError> = key.into_deserializer();
-                seed.deserialize(key).map(Some)
-            }
-        }
-    }
-
-    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, WalkError> {
-        let key = self.keys[self.next];
-        self.next += 1;
-        let child = self.walker.child(key);
-        let path = child.path.clone();
-        seed.deserialize(child).map_err(|mut error| {
-            if !error.blamed {
-                error.blamed = true;
-                self.walker.state.borrow_mut().rejected.insert(path);
-            }
-            error
-        })
-    }
-}
-
-/// An enum: its first variant.
-struct Variant {
-    walker: Walker,
-    name: &'static str,
-}
-
-impl<'de> EnumAccess<'de> for Variant {
-    type Error = WalkError;
-    type Variant = Walker;
-
-    fn variant_seed<V: DeserializeSeed<'de>>(
-        self,
-        seed: V,
-    ) -> Result<(V::Value, Walker), WalkError> {
-        let name: de::value::StrDeserializer<'_, WalkError> = self.name.into_deserializer();
-        Ok((seed.deserialize(name)?, self.walker))
-    }
-}
-
-impl<'de> VariantAccess<'de> for Walker {
-    type Error = WalkError;
-
-    fn unit_variant(self) -> Result<(), WalkError> {
-        Ok(())
-    }
-
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, WalkError> {
-        seed.deserialize(self)
-    }
-
-    fn tuple_variant<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, WalkError> {
-        de::Deserializer::deserialize_tuple(self, len, visitor)
-    }
-
-    fn struct_variant<V: Visitor<'de>>(
-        self,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, WalkError> {
-        de::Deserializer::deserialize_struct(self, "", fields, visitor)
-    }
-}
-
-// ---------------------------------------------------------------------------
 // Every option path in the code.
 
-/// The keys of an HTTP listener's embedded settings, under `root`.
-fn http_listener(root: &str) -> BTreeSet<String> {
-    let mut paths = walk::<HttpServerSettings>(root);
-    paths.extend(walk::<HttpConnectionSettings>(root));
+/// The sections components are defined in.
+const SECTIONS: [Section; 4] = [
+    Section::Receivers,
+    Section::Processors,
+    Section::Exporters,
+    Section::Extensions,
+];
+
+/// `paths` under `root`.
+fn under(root: &str, paths: BTreeSet<String>) -> BTreeSet<String> {
     paths
+        .into_iter()
+        .map(|path| format!("{root}.{path}"))
+        .collect()
 }
 
-fn with_http_listener(mut paths: BTreeSet<String>, root: &str) -> BTreeSet<String> {
-    paths.extend(http_listener(root));
-    paths
-}
-
-fn with_connection(mut paths: BTreeSet<String>, root: &str) -> BTreeSet<String> {
-    paths.extend(walk::<HttpConnectionSettings>(root));
-    paths
-}
-
-fn receiver_paths(kind: &str) -> BTreeSet<String> {
-    let root = format!("receivers.{kind}");
-    match kind {
-        "otlp" => {
-            let mut paths = walk::<OtlpReceiverConfig>(&root);
-            paths.extend(http_listener(&format!("{root}.protocols.http")));
-            paths
-        }
-        "pprof" => with_http_listener(walk::<PprofReceiverConfig>(&root), &root),
-        "pyroscope" => with_http_listener(walk::<PyroscopeReceiverConfig>(&root), &root),
-        "file" => walk::<FileReceiverConfig>(&root),
-        "nop" => walk::<NopReceiverConfig>(&root),
-        _ => panic!("receiver type {kind:?} is new: add its config struct to receiver_paths"),
-    }
-}
-
-fn processor_paths(kind: &str) -> BTreeSet<String> {
-    let root = format!("processors.{kind}");
-    match kind {
-        "batch" => walk::<BatchProcessorConfig>(&root),
-        "resource" => walk::<ResourceProcessorConfig>(&root),
-        "memory_limiter" => walk::<MemoryLimiterConfig>(&root),
-        _ => panic!("processor type {kind:?} is new: add its config struct to processor_paths"),
-    }
-}
-
-fn extension_paths(kind: &str) -> BTreeSet<String> {
-    let root = format!("extensions.{kind}");
-    match kind {
-        "health_check" => with_connection(walk::<HealthCheckConfig>(&root), &root),
-        "file_storage" => walk::<FileStorageConfig>(&root),
-        "bearertokenauth" => walk::<BearerTokenAuthConfig>(&root),
-        "pprof" => with_connection(walk::<PprofConfig>(&root), &root),
-        "zpages" => with_connection(walk::<ZPagesConfig>(&root), &root),
-        _ => panic!("extension type {kind:?} is new: add its config struct to extension_paths"),
-    }
-}
-
-/// An exporter's own options and the exporter helper's it embeds.
-fn embedding_helper<T: serde::de::DeserializeOwned>(root: &str) -> BTreeSet<String> {
-    let mut paths = walk::<T>(root);
-    paths.extend(walk::<ExporterHelperConfig>(root));
-    paths
-}
-
-/// An exporter's own options and the client's and helper's it embeds.
-fn embedding_client<T: serde::de::DeserializeOwned>(root: &str) -> BTreeSet<String> {
-    let mut paths = embedding_helper::<T>(root);
-    paths.extend(walk::<profbridge_collector::settings::client::ClientSettings>(root));
-    paths
-}
-
-fn exporter_paths(kind: &str) -> BTreeSet<String> {
-    let root = format!("exporters.{kind}");
-    match kind {
-        "file" => embedding_helper::<FileExporterConfig>(&root),
-        "debug" => embedding_helper::<DebugExporterConfig>(&root),
-        // Takes no options (its struct is private to the config model).
-        "nop" => BTreeSet::new(),
-        "otlp" => embedding_client::<OtlpExporterConfig>(&root),
-        "otlphttp" => embedding_client::<OtlpHttpExporterConfig>(&root),
-        "pyroscope" => embedding_client::<PyroscopeExporterConfig>(&root),
-        _ => panic!("exporter type {kind:?} is new: add its config struct to exporter_paths"),
+/// Every option path of a component type, as the registry lists them.
+fn component_paths(section: Section, kind: &str) -> BTreeSet<String> {
+    let root = format!("{}.{kind}", section.key());
+    match Registry.key_paths(section, kind) {
+        Some(Ok(paths)) => under(&root, paths),
+        Some(Err(error)) => panic!("{root}: {error}"),
+        None => panic!("{root}: the registry has no such type"),
     }
 }
 
@@ -526,21 +84,15 @@ fn component_types(section: Section) -> Vec<&'static str> {
 /// Every option path the code accepts.
 fn code_paths() -> BTreeSet<String> {
     let mut paths = BTreeSet::new();
-    for kind in component_types(Section::Receivers) {
-        paths.extend(receiver_paths(kind));
+    for section in SECTIONS {
+        for kind in component_types(section) {
+            paths.extend(component_paths(section, kind));
+        }
     }
-    for kind in component_types(Section::Processors) {
-        paths.extend(processor_paths(kind));
-    }
-    for kind in component_types(Section::Exporters) {
-        paths.extend(exporter_paths(kind));
-    }
-    for kind in component_types(Section::Extensions) {
-        paths.extend(extension_paths(kind));
-    }
-    paths.extend(walk::<QueueConfig>("service.pipelines.profiles.queue"));
-    paths.extend(walk::<TelemetryConfig>("service.telemetry"));
-    paths.extend(walk::<HttpConnectionSettings>("service.telemetry.metrics"));
+    let queue = key_paths::<QueueConfig>().unwrap_or_else(|e| panic!("{e}"));
+    paths.extend(under("service.pipelines.profiles.queue", queue));
+    let telemetry = options_key_paths::<TelemetryConfig>().unwrap_or_else(|e| panic!("{e}"));
+    paths.extend(under("service.telemetry", telemetry));
     // FALLBACK, listed by hand: `service` and its pipelines are read by
     // config/parse.rs without a Deserialize struct.
     for key in ["extensions", "pipelines", "telemetry"] {
@@ -650,6 +202,68 @@ fn documented_paths(doc: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     (documented, sections)
 }
 
+/// The component types configuration.md gives a section (`` ### `TYPE` ``
+/// under `## Receivers` and the other three), as `SECTION.TYPE`.
+fn documented_components(doc: &str) -> BTreeSet<String> {
+    let mut components = BTreeSet::new();
+    let mut section: Option<Section> = None;
+    let mut in_code = false;
+    for line in doc.lines() {
+        if line.starts_with("```") {
+            in_code = !in_code;
+        }
+        if in_code || !line.starts_with('#') {
+            continue;
+        }
+        let level = line.chars().take_while(|&c| c == '#').count();
+        let title = line[level..].trim();
+        if level <= 2 {
+            section = SECTIONS
+                .into_iter()
+                .find(|section| title.eq_ignore_ascii_case(section.key()));
+        } else if level == 3 {
+            let kind = title
+                .strip_prefix('`')
+                .and_then(|rest| rest.strip_suffix('`'))
+                .filter(|kind| !kind.contains('`'));
+            if let (Some(section), Some(kind)) = (section, kind) {
+                components.insert(format!("{}.{kind}", section.key()));
+            }
+        }
+    }
+    components
+}
+
+/// The registry's types, as `SECTION.TYPE`.
+fn registered_components() -> BTreeSet<String> {
+    SECTIONS
+        .into_iter()
+        .flat_map(|section| {
+            component_types(section)
+                .into_iter()
+                .map(move |kind| format!("{}.{kind}", section.key()))
+        })
+        .collect()
+}
+
+/// The "known: …" lists of unknown-type messages quoted in `doc`, each
+/// with its section.
+fn quoted_known_lists(doc: &str) -> Vec<(Section, String)> {
+    let mut lists = Vec::new();
+    for line in doc.lines() {
+        for section in SECTIONS {
+            let role = section.key().trim_end_matches('s');
+            let Some((_, after)) = line.split_once(&format!("unknown {role} type ")) else {
+                continue;
+            };
+            if let Some((_, known)) = after.split_once("; known: ") {
+                lists.push((section, known.trim_end_matches(['`', '"']).to_owned()));
+            }
+        }
+    }
+    lists
+}
+
 /// Whether `documented` names `path`, `*` standing for any one level.
 fn matches(documented: &str, path: &str) -> bool {
     let documented: Vec<&str> = documented.split('.').collect();
@@ -663,7 +277,7 @@ fn matches(documented: &str, path: &str) -> bool {
 
 #[test]
 fn the_walker_finds_nested_options_aliases_and_list_items() {
-    let otlp = receiver_paths("otlp");
+    let otlp = component_paths(Section::Receivers, "otlp");
     for path in [
         "receivers.otlp.protocols",
         "receivers.otlp.protocols.grpc",
@@ -673,7 +287,7 @@ fn the_walker_finds_nested_options_aliases_and_list_items() {
     ] {
         assert!(otlp.contains(path), "{path} not found in {otlp:#?}");
     }
-    let file = exporter_paths("file");
+    let file = component_paths(Section::Exporters, "file");
     for path in [
         "exporters.file.retention.max_age",
         "exporters.file.sending_queue.storage",
@@ -684,7 +298,7 @@ fn the_walker_finds_nested_options_aliases_and_list_items() {
     ] {
         assert!(file.contains(path), "{path} not found in {file:#?}");
     }
-    let resource = processor_paths("resource");
+    let resource = component_paths(Section::Processors, "resource");
     assert!(
         resource.contains("processors.resource.attributes[].from_attribute"),
         "{resource:#?}"
@@ -708,14 +322,9 @@ fn every_option_is_in_the_configuration_reference() {
         missing.join("\n  ")
     );
     let mut no_section = Vec::new();
-    let kinds = [
-        ("receivers", component_types(Section::Receivers)),
-        ("processors", component_types(Section::Processors)),
-        ("exporters", component_types(Section::Exporters)),
-    ];
-    for (section, types) in kinds {
-        for kind in types {
-            let path = format!("{section}.{kind}");
+    for section in SECTIONS {
+        for kind in component_types(section) {
+            let path = format!("{}.{kind}", section.key());
             if !sections.contains(&path) {
                 no_section.push(path);
             }
@@ -743,6 +352,47 @@ fn every_option_in_the_configuration_reference_exists() {
 }
 
 #[test]
+fn the_configuration_reference_has_a_section_for_each_registered_type_and_no_other() {
+    let documented = documented_components(&read_doc("configuration.md"));
+    let registered = registered_components();
+    let missing: Vec<&String> = registered.difference(&documented).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/configuration.md has no section (### `TYPE` under its ## heading) for these \
+         types of the registry (crates/collector/src/components/mod.rs): {missing:?}"
+    );
+    let unknown: Vec<&String> = documented.difference(&registered).collect();
+    assert!(
+        unknown.is_empty(),
+        "docs/configuration.md has a section for types the registry \
+         (crates/collector/src/components/mod.rs) does not have: {unknown:?}"
+    );
+}
+
+#[test]
+fn the_known_types_the_docs_quote_are_the_registrys() {
+    let mut quoted = 0;
+    for entry in std::fs::read_dir(docs_dir()).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_none_or(|e| e != "md") {
+            continue;
+        }
+        let doc = std::fs::read_to_string(&path).unwrap();
+        for (section, known) in quoted_known_lists(&doc) {
+            quoted += 1;
+            assert_eq!(
+                known,
+                component_types(section).join(", "),
+                "{}: the {} \"known: …\" message it quotes lists other types than the registry",
+                path.display(),
+                section.key()
+            );
+        }
+    }
+    assert!(quoted > 0, "no \"known: …\" message found in docs/");
+}
+
+#[test]
 fn the_convention_reader_understands_the_reference() {
     let header = "| key | default | meaning |\n| --- | --- | --- |\n";
     let doc = format!(
@@ -764,6 +414,12 @@ fn the_convention_reader_understands_the_reference() {
     .collect();
     assert_eq!(documented, expected);
     assert!(sections.contains("receivers.otlp"));
+    let components: Vec<String> = documented_components(&doc).into_iter().collect();
+    assert_eq!(components, ["receivers.otlp"]);
+    assert_eq!(
+        quoted_known_lists("`x.y: unknown exporter type \"z\"; known: file, nop`"),
+        [(Section::Exporters, "file, nop".to_owned())]
+    );
     assert!(matches("exporters.*.timeout", "exporters.file.timeout"));
     assert!(!matches(
         "exporters.*.timeout",
@@ -849,69 +505,63 @@ async fn every_metric_a_running_collector_serves_is_in_the_operations_guide() {
     let root = dir.path();
     let spool = root.join("spool");
     std::fs::create_dir_all(&spool).unwrap();
-    // Every component type that starts without a peer to talk to; the
-    // sending exporters connect on their first export only.
-    let yaml = format!(
-        "receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:0
-      http:
-        endpoint: 127.0.0.1:0
-  pprof:
-    endpoint: 127.0.0.1:0
-  pyroscope:
-    endpoint: 127.0.0.1:0
-  file:
-    include: [\"{spool}/*.pb.gz\"]
-    checkpoint: {root}/file.checkpoint.json
-  nop:
-processors:
-  batch:
-  resource:
-    attributes:
-      - {{key: deployment.environment, value: test, action: upsert}}
-  memory_limiter:
-    check_interval: 1s
-    limit_mib: 1000000
-exporters:
-  file:
-    path: {root}/out
-  debug:
-  nop:
-  otlp:
-    endpoint: http://127.0.0.1:1
-  otlphttp:
-    endpoint: http://127.0.0.1:1
-  pyroscope:
-    endpoint: http://127.0.0.1:1
-service:
-  pipelines:
-    profiles:
-      receivers: [otlp, pprof, pyroscope, file, nop]
-      processors: [memory_limiter, resource, batch]
-      exporters: [file, debug, nop, otlp, otlphttp, pyroscope]
-  telemetry:
-    metrics:
-      address: \"\"
-",
-        spool = spool.display(),
-        root = root.display(),
-    );
-    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
-    for (section, types) in [
-        ("receivers", component_types(Section::Receivers)),
-        ("processors", component_types(Section::Processors)),
-        ("exporters", component_types(Section::Exporters)),
-    ] {
-        for kind in types {
-            assert!(
-                yaml.contains(&format!("\n  {kind}:")),
-                "{section}: add the new type {kind:?} to this test's configuration"
-            );
+    // Every component type of the registry, in one pipeline: those that
+    // cannot start on their defaults alone get options here.
+    let options = |section: Section, kind: &str| match (section, kind) {
+        (Section::Receivers, "otlp") => "    protocols:\n      grpc:\n      http:\n".to_owned(),
+        (Section::Receivers, "file") => format!(
+            "    include: [\"{}/*.pb.gz\"]\n    checkpoint: {}/file.checkpoint.json\n",
+            spool.display(),
+            root.display()
+        ),
+        (Section::Processors, "resource") => "    attributes:\n      \
+             - {key: deployment.environment, value: test, action: upsert}\n"
+            .to_owned(),
+        (Section::Processors, "memory_limiter") => {
+            "    check_interval: 1s\n    limit_mib: 1000000\n".to_owned()
+        }
+        (Section::Exporters, "file") => format!("    path: {}/out\n", root.display()),
+        // The sending exporters connect on their first export only.
+        (Section::Exporters, "otlp" | "otlphttp" | "pyroscope") => {
+            "    endpoint: http://127.0.0.1:1\n".to_owned()
+        }
+        _ => String::new(),
+    };
+    let mut yaml = String::new();
+    let mut pipeline = String::new();
+    for section in Section::ALL {
+        let types = component_types(section);
+        yaml.push_str(&format!("{}:\n", section.key()));
+        for kind in &types {
+            yaml.push_str(&format!("  {kind}:\n{}", options(section, kind)));
+        }
+        pipeline.push_str(&format!(
+            "      {}: [{}]\n",
+            section.key(),
+            types.join(", ")
+        ));
+    }
+    yaml.push_str(&format!(
+        "service:\n  pipelines:\n    profiles:\n{pipeline}  \
+         telemetry:\n    metrics:\n      address: \"\"\n"
+    ));
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    // Every listener on a free port, through environment overrides.
+    let mut free_ports = BTreeMap::new();
+    for section in Section::ALL {
+        for (id, component) in config.section(section) {
+            for (key, _) in component.listeners() {
+                let path = format!("{}.{id}.{key}", section.key());
+                let name = format!("PROFBRIDGE__{}", path.replace('.', "__"));
+                free_ports.insert(name.to_ascii_uppercase(), "127.0.0.1:0".to_owned());
+            }
         }
     }
+    let config = parse_yaml(&yaml, &free_ports).unwrap_or_else(|e| {
+        panic!(
+            "{e}\nstarting every registry type; give a type that needs options some here\n{yaml}"
+        )
+    });
     let running = service::start(&config).await.unwrap();
     let rendered = running.metrics.render();
     assert!(running.shutdown(Duration::from_secs(30)).await);

@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use profbridge_collector::config::{parse_yaml, ComponentId, Config};
+use profbridge_collector::components::Registry;
+use profbridge_collector::config::{parse_yaml, Catalog, ComponentId, Config, Section};
 use profbridge_collector::extensions::health_check::HealthCheckConfig;
 
 /// A valid configuration with `extensions` under `extensions:` and
@@ -69,9 +70,11 @@ fn extensions_load_with_the_collectors_defaults_in_listed_order() {
 fn an_unknown_extension_type_lists_the_known_ones() {
     let found = problems(&with_extensions("  healthcheck:\n", "healthcheck", ""));
     assert!(
-        found.iter().any(|p| p.starts_with(
-            "extensions.healthcheck: unknown extension type \"healthcheck\"; known: health_check"
-        )),
+        found.iter().any(|p| *p
+            == format!(
+                "extensions.healthcheck: unknown extension type \"healthcheck\"; known: {}",
+                Registry.types(Section::Extensions).join(", ")
+            )),
         "{found:?}"
     );
 }

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use profbridge_collector::components::Registry;
-use profbridge_collector::config::parse_yaml;
+use profbridge_collector::config::{parse_yaml, Catalog, Section};
 use profbridge_collector::settings::unavailable::{Role, UNAVAILABLE};
 
 /// The problems of a configuration that must not load, one string each.
@@ -169,7 +169,10 @@ fn a_misspelt_type_is_still_unknown_and_lists_the_known_ones() {
     let yaml = pipeline("fliter", "processors:\n  fliter:\n");
     assert_eq!(
         problems(&yaml),
-        ["processors.fliter: unknown processor type \"fliter\"; known: batch, resource, memory_limiter"]
+        [format!(
+            "processors.fliter: unknown processor type \"fliter\"; known: {}",
+            Registry.types(Section::Processors).join(", ")
+        )]
     );
 }
 

@@ -8,6 +8,7 @@ mod error;
 pub mod extension;
 pub mod listen;
 
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -19,6 +20,8 @@ use tokio::task::JoinHandle;
 
 use crate::pipeline::{Exporter, PipelineHandle, Processor};
 use crate::settings::exporter_helper::{EmbedsHelper, ExporterHelperConfig};
+use crate::settings::key_paths::KeyPathsError;
+use crate::settings::options_key_paths;
 use crate::settings::{deserialize_embedding, ComponentConfig, Options, Problem};
 use crate::telemetry::Registry;
 
@@ -144,6 +147,8 @@ pub trait ExtensionFactory: Sync + 'static {
 pub trait AnyExtensionFactory: Sync {
     fn kind(&self) -> &'static str;
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    /// Every key path its options take, under its own section.
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError>;
     fn start<'a>(
         &'a self,
         config: &'a ComponentConfig,
@@ -159,6 +164,10 @@ impl<F: ExtensionFactory> AnyExtensionFactory for F {
 
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem> {
         parse_as::<F::Options>(F::KIND, value, path)
+    }
+
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError> {
+        options_key_paths::<F::Options>()
     }
 
     fn start<'a>(
@@ -205,6 +214,8 @@ struct NotRunning(String);
 pub trait AnyReceiverFactory: Sync {
     fn kind(&self) -> &'static str;
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    /// Every key path its options take, under its own section.
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError>;
     fn start<'a>(
         &'a self,
         config: &'a ComponentConfig,
@@ -217,6 +228,8 @@ pub trait AnyReceiverFactory: Sync {
 pub trait AnyProcessorFactory: Sync {
     fn kind(&self) -> &'static str;
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    /// Every key path its options take, under its own section.
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError>;
     fn build(&self, id: &str, config: &ComponentConfig) -> Result<Box<dyn Processor>, StartError>;
 }
 
@@ -224,6 +237,8 @@ pub trait AnyProcessorFactory: Sync {
 pub trait AnyExporterFactory: Sync {
     fn kind(&self) -> &'static str;
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
+    /// Every key path its options take, under its own section.
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError>;
     fn build(
         &self,
         id: &str,
@@ -263,6 +278,10 @@ impl<F: ReceiverFactory> AnyReceiverFactory for F {
         parse_as::<F::Options>(F::KIND, value, path)
     }
 
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError> {
+        options_key_paths::<F::Options>()
+    }
+
     fn start<'a>(
         &'a self,
         config: &'a ComponentConfig,
@@ -291,6 +310,10 @@ impl<F: ProcessorFactory> AnyProcessorFactory for F {
         parse_as::<F::Options>(F::KIND, value, path)
     }
 
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError> {
+        options_key_paths::<F::Options>()
+    }
+
     fn build(&self, id: &str, config: &ComponentConfig) -> Result<Box<dyn Processor>, StartError> {
         ProcessorFactory::build(self, id, options_of::<F::Options>(id, F::KIND, config)?)
     }
@@ -306,6 +329,10 @@ impl<F: ExporterFactory> AnyExporterFactory for F {
             let helper_refs = options.helper().extension_refs();
             ComponentConfig::new(F::KIND, options).with_refs(helper_refs)
         })
+    }
+
+    fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError> {
+        options_key_paths::<F::Options>()
     }
 
     fn build(

@@ -1,13 +1,18 @@
-//! The registry: every component type, one line each. The configuration
-//! parser finds a type's options parser here, and the service builds
-//! every component through it. Adding a component is its own folder plus
-//! one line below.
+//! The registry: every component type, one line each, and the only list
+//! of them. The configuration parser finds a type's options parser here,
+//! the service builds every component through it, and the tests read the
+//! types and their option key paths from it. Adding a component is its
+//! own folder, its `mod` line, one line below and its section in
+//! docs/configuration.md.
+
+use std::collections::BTreeSet;
 
 use ::config::Value;
 
 use crate::component::{
     AnyExporterFactory, AnyExtensionFactory, AnyProcessorFactory, AnyReceiverFactory,
 };
+use crate::settings::key_paths::KeyPathsError;
 use crate::settings::{Catalog, ComponentConfig, Problem, Section};
 
 /// Receiver types, in the order messages list them.
@@ -82,6 +87,21 @@ impl Registry {
             .iter()
             .copied()
             .find(|factory| factory.kind() == kind)
+    }
+
+    /// Every key path the options of a `kind` component take, under its
+    /// own section; `None` when the section has no such type.
+    pub fn key_paths(
+        &self,
+        section: Section,
+        kind: &str,
+    ) -> Option<Result<BTreeSet<String>, KeyPathsError>> {
+        Some(match section {
+            Section::Receivers => self.receiver(kind)?.key_paths(),
+            Section::Processors => self.processor(kind)?.key_paths(),
+            Section::Exporters => self.exporter(kind)?.key_paths(),
+            Section::Extensions => self.extension(kind)?.key_paths(),
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::embed::{Embedded, Written};
+use super::parts::{Embedded, Written};
 use super::tls::ClientAuthConfig;
 use super::ExtensionRef;
 use crate::keep_unwritten;

@@ -13,64 +13,12 @@
 use std::collections::BTreeSet;
 
 use config::{Map, Value, ValueKind};
-use serde::de::{self, DeserializeOwned, Visitor};
+use serde::de::DeserializeOwned;
 
 use super::de::deserialize_at;
+use super::key_paths::{key_paths, keys_of, KeyPathsError};
 use super::options::Options;
 use super::problems::{join, Problem};
-
-/// Settings embedded in components' options.
-pub trait Embedded: DeserializeOwned + Send + Sync + 'static {
-    /// Gives each key the file did not write its value in `defaults`, the
-    /// embedding component's default; usually written with
-    /// [`keep_unwritten!`](crate::keep_unwritten).
-    fn keep_unwritten(&mut self, defaults: Self, written: &Written);
-}
-
-/// The keys a section wrote.
-#[derive(Debug, Default)]
-pub struct Written(BTreeSet<String>);
-
-impl Written {
-    pub fn has(&self, key: &str) -> bool {
-        self.0.contains(key)
-    }
-}
-
-/// [`Embedded`] settings as the parser handles them, whatever their type.
-pub trait EmbeddedPart {
-    /// The keys it takes.
-    fn keys(&self) -> Vec<&'static str>;
-
-    /// Parses the keys of `section` (all its own) over the current values.
-    fn fill(&mut self, section: Value, path: &str) -> Result<(), Problem>;
-}
-
-impl<T: Embedded> EmbeddedPart for T {
-    fn keys(&self) -> Vec<&'static str> {
-        keys_of::<T>()
-    }
-
-    fn fill(&mut self, section: Value, path: &str) -> Result<(), Problem> {
-        let written = match &section.kind {
-            ValueKind::Table(table) => Written(table.keys().cloned().collect()),
-            _ => Written::default(),
-        };
-        let parsed: T = deserialize_at(section, path)?;
-        let defaults = std::mem::replace(self, parsed);
-        self.keep_unwritten(defaults, &written);
-        Ok(())
-    }
-}
-
-/// A section below options `T` whose own options embed settings: where it
-/// is, and how it is parsed (with [`deserialize_embedding`]) into its
-/// place in `T`.
-pub struct NestedSection<T> {
-    /// Its key path below `T`, like `["protocols", "http"]`.
-    pub path: &'static [&'static str],
-    pub fill: fn(&mut T, Value, &str) -> Result<(), Problem>,
-}
 
 /// Every key of options `T`: its own, then each embedded part's.
 pub fn keys_of_embedding<T: Options + DeserializeOwned + Default>() -> Vec<&'static str> {
@@ -80,6 +28,24 @@ pub fn keys_of_embedding<T: Options + DeserializeOwned + Default>() -> Vec<&'sta
         keys.extend(part.keys());
     }
     keys
+}
+
+/// Every key path of options `T`: its own, then each embedded part's,
+/// whose keys sit beside its own.
+pub fn options_key_paths<T: Options + DeserializeOwned + Default>(
+) -> Result<BTreeSet<String>, KeyPathsError> {
+    let mut paths = key_paths::<T>()?;
+    for part in T::default().embedded() {
+        paths.extend(part.key_paths()?);
+    }
+    for section in T::nested_sections() {
+        let prefix = section.path.join(".");
+        paths.insert(prefix.clone());
+        for path in (section.key_paths)()? {
+            paths.insert(format!("{prefix}.{path}"));
+        }
+    }
+    Ok(paths)
 }
 
 /// Deserializes options `T` found at key path `path`: each embedded part's
@@ -189,56 +155,12 @@ macro_rules! keep_unwritten {
     }};
 }
 
-/// The keys a struct's serde derive takes (its fields, without skipped
-/// ones), read by asking it to deserialize from a deserializer that only
-/// records the field list it is handed.
-pub fn keys_of<T: DeserializeOwned>() -> Vec<&'static str> {
-    let mut fields = Vec::new();
-    let _ = T::deserialize(FieldRecorder(&mut fields));
-    fields
-}
-
-struct FieldRecorder<'a>(&'a mut Vec<&'static str>);
-
-#[derive(Debug, thiserror::Error)]
-#[error("recording fields only")]
-struct Recorded;
-
-impl de::Error for Recorded {
-    fn custom<T: std::fmt::Display>(_message: T) -> Self {
-        Self
-    }
-}
-
-impl<'de> de::Deserializer<'de> for FieldRecorder<'_> {
-    type Error = Recorded;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Recorded> {
-        Err(Recorded)
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        _visitor: V,
-    ) -> Result<V::Value, Recorded> {
-        self.0.extend_from_slice(fields);
-        Err(Recorded)
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map enum identifier ignored_any
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
 
     use super::*;
+    use crate::settings::parts::{Embedded, EmbeddedPart, Written};
 
     #[derive(Debug, Clone, PartialEq, Deserialize)]
     #[serde(deny_unknown_fields, default)]

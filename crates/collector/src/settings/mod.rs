@@ -11,9 +11,11 @@
 //! and option values. Every problem found is reported, not only the first.
 //! docs/configuration.md is the reference for users.
 
+mod catalog;
 pub mod client;
 pub mod embed;
 pub mod exporter_helper;
+pub mod key_paths;
 pub mod queue;
 pub mod server;
 pub mod telemetry;
@@ -30,6 +32,7 @@ mod model;
 mod options;
 mod overrides;
 mod parse;
+pub mod parts;
 mod problems;
 mod validate;
 
@@ -38,18 +41,21 @@ use std::path::Path;
 
 use ::config::{FileFormat, Map, Source, Value};
 
+pub use catalog::Catalog;
 pub use component_id::ComponentId;
 pub use model::{
     Config, ExporterConfig, ExtensionConfig, PipelineConfig, ProcessorConfig, ReceiverConfig,
     Section, ServiceConfig,
 };
-pub use options::{Catalog, ComponentConfig, ExtensionRef, ExtensionRole, Options, OwnedFile};
+pub use options::{ComponentConfig, ExtensionRef, ExtensionRole, Options, OwnedFile};
 pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
 
 pub(crate) use embed::deserialize_embedding;
-pub use embed::{keys_of, keys_of_embedding, Embedded, EmbeddedPart, NestedSection, Written};
+pub use embed::{keys_of_embedding, options_key_paths};
+pub use key_paths::keys_of;
 use parse::Defined;
+pub use parts::{Embedded, EmbeddedPart, NestedSection, Written};
 
 /// The configuration used when none is given: OTLP in on loopback, pprof
 /// files out under `./profbridge-data`.

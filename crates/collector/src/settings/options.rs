@@ -7,11 +7,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use config::Value;
-
 use super::component_id::ComponentId;
-use super::embed::{EmbeddedPart, NestedSection};
-use super::model::Section;
+use super::parts::{EmbeddedPart, NestedSection};
 use super::problems::Problem;
 
 /// What every component's options tell the configuration checks.
@@ -213,20 +210,4 @@ impl PartialEq for ComponentConfig {
     fn eq(&self, other: &Self) -> bool {
         self.kind == other.kind && self.options.same_as(other.options.as_ref())
     }
-}
-
-/// The component types the parser knows, each with its options parser.
-pub trait Catalog {
-    /// The types of a section, in the order messages list them.
-    fn types(&self, section: Section) -> Vec<&'static str>;
-
-    /// The options of a `kind` component found at key `path`; `None` when
-    /// the section has no such type.
-    fn parse(
-        &self,
-        section: Section,
-        kind: &str,
-        value: Value,
-        path: &str,
-    ) -> Option<Result<ComponentConfig, Problem>>;
 }

@@ -4,11 +4,11 @@
 use config::{Map, Value, ValueKind};
 use serde::Deserialize;
 
+use super::catalog::Catalog;
 use super::component_id::ComponentId;
 use super::de::{describe, deserialize_at};
 use super::embed::deserialize_embedding;
 use super::model::{Config, PipelineConfig, Section, ServiceConfig};
-use super::options::Catalog;
 use super::problems::{join, Problem};
 use super::unavailable;
 

@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use super::embed::{Embedded, Written};
+use super::parts::{Embedded, Written};
 use super::problems::Problem;
 use super::tls::{security_problems, AuthConfig, ServerTlsConfig};
 use super::units::{ByteSize, Duration};

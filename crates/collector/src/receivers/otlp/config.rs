@@ -1,7 +1,8 @@
 use serde::Deserialize;
 
 use crate::settings::server::{GrpcServerSettings, HttpConnectionSettings, HttpServerSettings};
-use crate::settings::{deserialize_embedding, EmbeddedPart, ExtensionRef, NestedSection};
+use crate::settings::{deserialize_embedding, options_key_paths};
+use crate::settings::{EmbeddedPart, ExtensionRef, NestedSection};
 use crate::settings::{Options, Problem};
 
 /// `receivers: otlp: protocols: {grpc, http}`. A protocol left out is off.
@@ -77,6 +78,7 @@ impl Options for OtlpReceiverConfig {
                 options.protocols.http = Some(deserialize_embedding(value, path)?);
                 Ok(())
             },
+            key_paths: options_key_paths::<HttpConfig>,
         }]
     }
 

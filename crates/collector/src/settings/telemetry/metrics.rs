@@ -4,7 +4,7 @@
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 
-use super::super::embed::EmbeddedPart;
+use super::super::parts::EmbeddedPart;
 use super::super::server::HttpConnectionSettings;
 use super::super::units::Duration;
 use super::super::{Options, Problem};

@@ -11,7 +11,8 @@ use serde::Deserialize;
 pub use logs::{FieldValue, LogEncoding, LogOutput, LogsConfig, SamplingConfig};
 pub use metrics::{MetricsConfig, MetricsLevel, PrometheusConfig, DEFAULT_ADDRESS};
 
-use super::embed::{deserialize_embedding, NestedSection};
+use super::embed::{deserialize_embedding, options_key_paths};
+use super::parts::NestedSection;
 use super::{Options, Problem};
 
 /// `service: telemetry:`.
@@ -67,6 +68,7 @@ impl Options for TelemetryConfig {
                 telemetry.metrics = deserialize_embedding(value, path)?;
                 Ok(())
             },
+            key_paths: options_key_paths::<MetricsConfig>,
         }]
     }
 }
