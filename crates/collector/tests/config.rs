@@ -102,7 +102,7 @@ fn the_embedded_default_loads_without_warnings() {
         otlp.protocols
             .http
             .as_ref()
-            .map(|h| h.server.endpoint.as_str()),
+            .map(|h| h.listener.server.endpoint.as_str()),
         Some("127.0.0.1:4318")
     );
     assert_eq!(file_exporter(&config).path, "./profbridge-data");
@@ -214,6 +214,7 @@ service:
             .http
             .as_ref()
             .unwrap()
+            .listener
             .server
             .max_request_body_size
             .0,
@@ -262,7 +263,7 @@ fn a_protocol_written_without_options_is_on_with_its_defaults() {
         otlp.protocols
             .http
             .as_ref()
-            .map(|h| h.server.endpoint.as_str()),
+            .map(|h| h.listener.server.endpoint.as_str()),
         Some("127.0.0.1:4318")
     );
     assert_eq!(

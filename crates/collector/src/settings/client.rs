@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::parts::{Embedded, Written};
+use super::refs::ExtensionRef;
 use super::tls::ClientAuthConfig;
-use super::ExtensionRef;
 use crate::keep_unwritten;
 
 /// Where a client connects, how it is secured, and what every request

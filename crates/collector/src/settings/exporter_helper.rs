@@ -10,8 +10,8 @@ use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 
 use super::component_id::ComponentId;
-use super::options::{ExtensionRef, ExtensionRole};
 use super::parts::{Embedded, Written};
+use super::refs::{ExtensionRef, ExtensionRole};
 use super::units::{ByteSize, Duration};
 use crate::keep_unwritten;
 

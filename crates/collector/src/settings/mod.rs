@@ -34,6 +34,7 @@ mod overrides;
 mod parse;
 pub mod parts;
 mod problems;
+mod refs;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -47,9 +48,10 @@ pub use model::{
     Config, ExporterConfig, ExtensionConfig, PipelineConfig, ProcessorConfig, ReceiverConfig,
     Section, ServiceConfig,
 };
-pub use options::{ComponentConfig, ExtensionRef, ExtensionRole, Options, OwnedFile};
+pub use options::{ComponentConfig, Options};
 pub use overrides::ENV_PREFIX;
 pub use problems::{ConfigErrors, Problem};
+pub use refs::{ExtensionRef, ExtensionRole, OwnedFile};
 
 pub(crate) use embed::deserialize_embedding;
 pub use embed::{keys_of_embedding, options_key_paths};

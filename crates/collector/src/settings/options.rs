@@ -4,24 +4,41 @@
 
 use std::any::Any;
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::component_id::ComponentId;
 use super::parts::{EmbeddedPart, NestedSection};
 use super::problems::Problem;
+use super::refs::{ExtensionRef, ExtensionRole, OwnedFile};
+use super::server::HttpListener;
 
 /// What every component's options tell the configuration checks.
 pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
     /// What is wrong, each at its path under the component's own key.
     fn problems(&self) -> Vec<Problem> {
-        Vec::new()
+        self.http_listener()
+            .map(HttpListener::problems)
+            .unwrap_or_default()
     }
 
     /// The addresses it listens on, each with its key path under the
     /// component's own key.
     fn listeners(&self) -> Vec<(String, String)> {
-        Vec::new()
+        self.http_listener()
+            .map(|listener| ("endpoint".to_owned(), listener.server.endpoint.clone()))
+            .into_iter()
+            .collect()
+    }
+
+    /// The HTTP listener embedded at the top of the options, if any: its
+    /// keys sit beside the options' own, its endpoint is a listener, and
+    /// its `auth` names an extension.
+    fn http_listener(&self) -> Option<&HttpListener> {
+        None
+    }
+
+    /// [`Self::http_listener`], to parse into.
+    fn http_listener_mut(&mut self) -> Option<&mut HttpListener> {
+        None
     }
 
     /// A file that only this component may use, like a checkpoint.
@@ -31,7 +48,10 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
 
     /// The extensions the options name, like an authenticator.
     fn extension_refs(&self) -> Vec<ExtensionRef> {
-        Vec::new()
+        self.http_listener()
+            .and_then(|listener| listener.server.extension_ref(""))
+            .into_iter()
+            .collect()
     }
 
     /// What an extension with these options offers other components.
@@ -44,7 +64,10 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
     /// and hold the component's defaults. In the order "unknown key"
     /// messages list them.
     fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        Vec::new()
+        match self.http_listener_mut() {
+            Some(listener) => vec![&mut listener.server, &mut listener.connection],
+            None => Vec::new(),
+        }
     }
 
     /// Sections below the options' own keys whose options embed shared
@@ -55,47 +78,6 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
     {
         Vec::new()
     }
-}
-
-/// What an extension can be to other components.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExtensionRole {
-    /// Where persistent sending queues keep their data (`storage:`).
-    Storage,
-    /// Checks requests' credentials and adds a client's
-    /// (`auth: {authenticator: …}`).
-    Authenticator,
-}
-
-impl ExtensionRole {
-    /// How messages name an extension in this role.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Storage => "a storage extension (like file_storage)",
-            Self::Authenticator => "an authenticator extension (like bearertokenauth)",
-        }
-    }
-}
-
-/// One extension named by a component's options.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExtensionRef {
-    /// The option naming it, under the component's own key, like
-    /// `sending_queue.storage`.
-    pub key: String,
-    pub id: ComponentId,
-    /// What it must be.
-    pub role: ExtensionRole,
-}
-
-/// A file one component owns: its key, where it is, what owns it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedFile {
-    /// The option naming it, like `checkpoint`.
-    pub key: &'static str,
-    pub path: PathBuf,
-    /// What owns one, like `file receiver`.
-    pub owner: &'static str,
 }
 
 /// [`Options`] as a trait object, compared and downcast.

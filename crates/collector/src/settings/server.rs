@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 use super::parts::{Embedded, Written};
 use super::problems::Problem;
+use super::refs::ExtensionRef;
 use super::tls::{security_problems, AuthConfig, ServerTlsConfig};
 use super::units::{ByteSize, Duration};
-use super::ExtensionRef;
 use crate::keep_unwritten;
 
 /// Connections a receiver's listener holds at once, by default.
@@ -83,6 +83,32 @@ impl Embedded for HttpServerSettings {
     fn keep_unwritten(&mut self, defaults: Self, written: &Written) {
         keep_unwritten!(self, defaults, written;
             endpoint, max_request_body_size, read_timeout, tls, auth);
+    }
+}
+
+/// An HTTP receiver's listener: [`HttpServerSettings`] and
+/// [`HttpConnectionSettings`], both embedded at the top of its options
+/// ([`super::Options::http_listener`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpListener {
+    pub server: HttpServerSettings,
+    pub connection: HttpConnectionSettings,
+}
+
+impl HttpListener {
+    /// A listener on `endpoint`, with every other default.
+    pub fn at(endpoint: &str) -> Self {
+        Self {
+            server: HttpServerSettings::at(endpoint),
+            connection: HttpConnectionSettings::default(),
+        }
+    }
+
+    /// Every problem, at paths under the embedding section.
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut problems = self.server.problems();
+        problems.extend(self.connection.problems());
+        problems
     }
 }
 

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::refs::{ExtensionRef, ExtensionRole};
 use super::units::Duration;
-use super::{ComponentId, ExtensionRef, ExtensionRole, Problem};
+use super::{ComponentId, Problem};
 
 /// `tls:` on a receiver: the server's certificate chain and key, and
 /// optionally the CAs client certificates must chain to (mutual TLS).

@@ -1,8 +1,8 @@
 use serde::Deserialize;
 
-use crate::settings::server::{GrpcServerSettings, HttpConnectionSettings, HttpServerSettings};
+use crate::settings::server::{GrpcServerSettings, HttpListener};
 use crate::settings::{deserialize_embedding, options_key_paths};
-use crate::settings::{EmbeddedPart, ExtensionRef, NestedSection};
+use crate::settings::{ExtensionRef, NestedSection};
 use crate::settings::{Options, Problem};
 
 /// `receivers: otlp: protocols: {grpc, http}`. A protocol left out is off.
@@ -28,37 +28,28 @@ pub struct HttpConfig {
     /// The path profiles are POSTed to.
     pub profiles_url_path: String,
     /// `endpoint` (127.0.0.1:4318 by default), `max_request_body_size`
-    /// (as sent and after decompression), `read_timeout`, `tls` and
-    /// `auth`.
-    #[serde(skip)]
-    pub server: HttpServerSettings,
+    /// (as sent and after decompression), `read_timeout`, `tls`, `auth`,
     /// `read_header_timeout`, `idle_timeout` and `max_connections`.
     #[serde(skip)]
-    pub connection: HttpConnectionSettings,
+    pub listener: HttpListener,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             profiles_url_path: "/v1development/profiles".to_owned(),
-            server: HttpServerSettings::at("127.0.0.1:4318"),
-            connection: HttpConnectionSettings::default(),
+            listener: HttpListener::at("127.0.0.1:4318"),
         }
     }
 }
 
-impl HttpConfig {
-    /// Every problem in the connection options.
-    pub fn problems(&self) -> Vec<Problem> {
-        let mut problems = self.server.problems();
-        problems.extend(self.connection.problems());
-        problems
-    }
-}
-
 impl Options for HttpConfig {
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        vec![&mut self.server, &mut self.connection]
+    fn http_listener(&self) -> Option<&HttpListener> {
+        Some(&self.listener)
+    }
+
+    fn http_listener_mut(&mut self) -> Option<&mut HttpListener> {
+        Some(&mut self.listener)
     }
 }
 
@@ -67,7 +58,7 @@ impl Options for OtlpReceiverConfig {
         let grpc = self.protocols.grpc.as_ref();
         let http = self.protocols.http.as_ref();
         let grpc = grpc.and_then(|grpc| grpc.extension_ref("protocols.grpc"));
-        let http = http.and_then(|http| http.server.extension_ref("protocols.http"));
+        let http = http.and_then(|http| http.listener.server.extension_ref("protocols.http"));
         grpc.into_iter().chain(http).collect()
     }
 
@@ -95,7 +86,7 @@ impl Options for OtlpReceiverConfig {
             found.extend(prefixed("protocols.grpc", grpc.problems()));
         }
         if let Some(http) = &protocols.http {
-            found.extend(prefixed("protocols.http", http.problems()));
+            found.extend(prefixed("protocols.http", http.listener.problems()));
         }
         found
     }
@@ -109,7 +100,7 @@ impl Options for OtlpReceiverConfig {
         let http = self.protocols.http.iter().map(|http| {
             (
                 "protocols.http.endpoint".to_owned(),
-                http.server.endpoint.clone(),
+                http.listener.server.endpoint.clone(),
             )
         });
         grpc.chain(http).collect()

@@ -60,7 +60,8 @@ pub fn router(
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
 ) -> Router {
-    let max_body = usize::try_from(config.server.max_request_body_size.0).unwrap_or(usize::MAX);
+    let max_body =
+        usize::try_from(config.listener.server.max_request_body_size.0).unwrap_or(usize::MAX);
     Router::new()
         .route(&config.profiles_url_path, post(export))
         .with_state(Receiver {
@@ -68,7 +69,7 @@ pub fn router(
             max_body,
             metrics,
             buffers: Arc::default(),
-            read_timeout: config.server.read_timeout.0,
+            read_timeout: config.listener.server.read_timeout.0,
         })
 }
 
@@ -81,14 +82,15 @@ pub async fn serve(
     security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let drain_limit = usize::try_from(config.server.max_request_body_size.0).unwrap_or(usize::MAX);
+    let drain_limit =
+        usize::try_from(config.listener.server.max_request_body_size.0).unwrap_or(usize::MAX);
     let router = protect_router(
         router(&config, pipelines, metrics.clone()),
         security.auth.clone(),
         metrics,
         drain_limit,
     );
-    let limits = crate::net::receiver_limits(&config.connection);
+    let limits = crate::net::receiver_limits(&config.listener.connection);
     serve_router(listener, router, security, limits, shutdown).await
 }
 

@@ -41,9 +41,9 @@ impl ReceiverFactory for PprofReceiverFactory {
 
 fn server<'a>(id: &str, options: &'a PprofReceiverConfig) -> Server<'a> {
     Server {
-        endpoint: &options.server.endpoint,
-        tls: options.server.tls.as_deref(),
-        auth: options.server.auth.as_deref(),
+        endpoint: &options.listener.server.endpoint,
+        tls: options.listener.server.tls.as_deref(),
+        auth: options.listener.server.auth.as_deref(),
         alpn: Alpn::Http1,
         transport: "http",
         what: format!("{id} pprof push (POST {})", options.path),

@@ -1,11 +1,10 @@
 use serde::Deserialize;
 
-use crate::settings::server::{HttpConnectionSettings, HttpServerSettings};
-use crate::settings::Problem;
-use crate::settings::{EmbeddedPart, ExtensionRef, Options};
+use crate::settings::server::HttpListener;
+use crate::settings::Options;
 
 /// `receivers: pyroscope:` — Pyroscope's `POST /ingest` and push API.
-/// Every key is a listener's: `endpoint` (Pyroscope's own port, 4040,
+/// Every key is its listener's: `endpoint` (Pyroscope's own port, 4040,
 /// on loopback by default), `max_request_body_size` (as sent, after
 /// Content-Encoding, and a gzipped profile after gunzip), `read_timeout`,
 /// `tls`, `auth`, `read_header_timeout`, `idle_timeout` and
@@ -14,43 +13,23 @@ use crate::settings::{EmbeddedPart, ExtensionRef, Options};
 #[serde(deny_unknown_fields, default)]
 pub struct PyroscopeReceiverConfig {
     #[serde(skip)]
-    pub server: HttpServerSettings,
-    #[serde(skip)]
-    pub connection: HttpConnectionSettings,
+    pub listener: HttpListener,
 }
 
 impl Default for PyroscopeReceiverConfig {
     fn default() -> Self {
         Self {
-            server: HttpServerSettings::at("127.0.0.1:4040"),
-            connection: HttpConnectionSettings::default(),
+            listener: HttpListener::at("127.0.0.1:4040"),
         }
     }
 }
 
-impl PyroscopeReceiverConfig {
-    /// Every problem in the options; empty when they are usable.
-    pub fn problems(&self) -> Vec<Problem> {
-        let mut problems = self.server.problems();
-        problems.extend(self.connection.problems());
-        problems
-    }
-}
-
 impl Options for PyroscopeReceiverConfig {
-    fn problems(&self) -> Vec<Problem> {
-        Self::problems(self)
+    fn http_listener(&self) -> Option<&HttpListener> {
+        Some(&self.listener)
     }
 
-    fn extension_refs(&self) -> Vec<ExtensionRef> {
-        self.server.extension_ref("").into_iter().collect()
-    }
-
-    fn listeners(&self) -> Vec<(String, String)> {
-        vec![("endpoint".to_owned(), self.server.endpoint.clone())]
-    }
-
-    fn embedded(&mut self) -> Vec<&mut dyn EmbeddedPart> {
-        vec![&mut self.server, &mut self.connection]
+    fn http_listener_mut(&mut self) -> Option<&mut HttpListener> {
+        Some(&mut self.listener)
     }
 }

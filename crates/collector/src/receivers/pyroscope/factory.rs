@@ -42,9 +42,9 @@ impl ReceiverFactory for PyroscopeReceiverFactory {
 
 fn server<'a>(id: &str, options: &'a PyroscopeReceiverConfig) -> Server<'a> {
     Server {
-        endpoint: &options.server.endpoint,
-        tls: options.server.tls.as_deref(),
-        auth: options.server.auth.as_deref(),
+        endpoint: &options.listener.server.endpoint,
+        tls: options.listener.server.tls.as_deref(),
+        auth: options.listener.server.auth.as_deref(),
         alpn: Alpn::Http1,
         transport: "http",
         what: format!("{id} Pyroscope ingest (POST {INGEST_PATH} and {PUSH_PATH})"),

@@ -55,9 +55,10 @@ pub async fn serve(
     let intake = Intake {
         pipelines,
         metrics,
-        max_body: usize::try_from(config.server.max_request_body_size.0).unwrap_or(usize::MAX),
-        read_timeout: config.server.read_timeout.0,
-        limits: crate::net::receiver_limits(&config.connection),
+        max_body: usize::try_from(config.listener.server.max_request_body_size.0)
+            .unwrap_or(usize::MAX),
+        read_timeout: config.listener.server.read_timeout.0,
+        limits: crate::net::receiver_limits(&config.listener.connection),
     };
     let routes = vec![(INGEST_PATH, post(ingest)), (PUSH_PATH, post(push::push))];
     pprof_http::serve_routes(listener, routes, intake, security, shutdown).await
