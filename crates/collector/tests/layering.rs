@@ -244,3 +244,150 @@ fn paths_are_read_from_use_and_super() {
         .collect();
     assert_eq!(found, expected);
 }
+
+/// The absolute module paths (at most two segments deep) a file's
+/// `crate::` and `super::` paths name, outside its unit tests.
+fn absolute_imports(text: &str, module: &[String]) -> BTreeSet<Vec<String>> {
+    let text = text
+        .find("#[cfg(test)]\nmod ")
+        .map_or(text, |at| &text[..at]);
+    let joined: String = text.lines().map(code).collect::<Vec<_>>().join(" ");
+    let mut found = BTreeSet::new();
+    for prefix in ["crate::", "super::"] {
+        let mut rest = joined.as_str();
+        while let Some(at) = rest.find(prefix) {
+            let before = rest[..at].chars().last();
+            let mut path = &rest[at..];
+            rest = &rest[at + prefix.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':' || c == '$') {
+                continue;
+            }
+            let mut base: Vec<String> = if prefix == "crate::" {
+                path = &path["crate::".len()..];
+                Vec::new()
+            } else {
+                let mut depth = 0;
+                while let Some(after) = path.strip_prefix("super::") {
+                    depth += 1;
+                    path = after;
+                }
+                if depth > module.len() {
+                    continue;
+                }
+                module[..module.len() - depth].to_vec()
+            };
+            // One more named segment for each level below two.
+            while base.len() < 2 {
+                let names = named_modules(path);
+                let [name] = names.as_slice() else {
+                    for name in names {
+                        let mut item = base.clone();
+                        item.push(name);
+                        found.insert(item);
+                    }
+                    base.clear();
+                    break;
+                };
+                if name.is_empty() {
+                    break;
+                }
+                base.push(name.clone());
+                match path.find("::") {
+                    Some(at) if path[..at] == *name => path = &path[at + 2..],
+                    _ => break,
+                }
+            }
+            if !base.is_empty() {
+                found.insert(base);
+            }
+        }
+    }
+    found
+}
+
+/// The component kinds, whose folders hold one component each.
+const KINDS: [&str; 4] = ["receivers", "processors", "exporters", "extensions"];
+
+/// A folder of `kind` is a component's when one of its files implements
+/// that kind's factory trait.
+fn component_folders(src: &Path) -> BTreeSet<(String, String)> {
+    let mut folders = BTreeSet::new();
+    for kind in KINDS {
+        let Ok(entries) = std::fs::read_dir(src.join(kind)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !path.is_dir() {
+                continue;
+            }
+            let mut files = Vec::new();
+            source_files(&path, &mut files);
+            let is_component = files.iter().any(|file| {
+                let text = std::fs::read_to_string(file).unwrap_or_default();
+                ["Receiver", "Processor", "Exporter", "Extension"]
+                    .iter()
+                    .any(|trait_name| text.contains(&format!("impl {trait_name}Factory for")))
+            });
+            if is_component {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                folders.insert((kind.to_owned(), name.into_owned()));
+            }
+        }
+    }
+    folders
+}
+
+/// A component's folder is its own: no other file of its kind (another
+/// component's, or what the kind's components share) imports from it.
+/// What components share stands beside their folders or in a lower layer.
+#[test]
+fn no_component_folder_imports_another_components() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let folders = component_folders(&src);
+    assert!(
+        folders.contains(&("receivers".to_owned(), "otlp".to_owned())),
+        "component folders not found: {folders:?}"
+    );
+    let mut files = Vec::new();
+    source_files(&src, &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let module = module_path(&src, file);
+        let [kind, own, ..] = module.as_slice() else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap_or_default();
+        for target in absolute_imports(&text, &module) {
+            let [to_kind, to_folder] = target.as_slice() else {
+                continue;
+            };
+            if to_kind == kind
+                && to_folder != own
+                && folders.contains(&(to_kind.clone(), to_folder.clone()))
+            {
+                wrong.push(format!(
+                    "{} imports {to_kind}::{to_folder}",
+                    file.strip_prefix(&src).unwrap_or(file).display()
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn absolute_paths_are_read_from_use_and_super() {
+    let module = vec![
+        "receivers".to_owned(),
+        "pprof".to_owned(),
+        "mod_a".to_owned(),
+    ];
+    let text = "use crate::receivers::otlp::Outcome;\nuse super::super::intake::{a, b};\n\
+                use crate::{net, receivers::{file, nop}};\nuse super::config::X;";
+    let found = absolute_imports(text, &module);
+    let has = |a: &str, b: &str| found.contains(&vec![a.to_owned(), b.to_owned()]);
+    assert!(has("receivers", "otlp"), "{found:?}");
+    assert!(has("receivers", "intake"), "{found:?}");
+    assert!(has("receivers", "pprof"), "{found:?}");
+}
