@@ -751,3 +751,92 @@ fn yaml_that_does_not_parse_is_one_problem() {
         "{errors}"
     );
 }
+
+/// Settings embedded in several components keep each component's own
+/// defaults for the keys a file leaves out, whichever of their keys it
+/// writes: the pprof receiver stays on its port when only its timeout is
+/// set, and so on for every kind of embedded settings.
+#[test]
+fn a_key_of_embedded_settings_written_alone_keeps_the_components_other_defaults() {
+    use profbridge_collector::exporters::pyroscope::config::PyroscopeExporterConfig;
+    use profbridge_collector::extensions::health_check::HealthCheckConfig;
+    use profbridge_collector::extensions::pprof::PprofConfig;
+    use profbridge_collector::receivers::pprof::config::PprofReceiverConfig;
+    let config = parse(
+        "receivers:\n\
+         \x20 otlp:\n    protocols:\n      http:\n        max_connections: 3\n\
+         \x20 pprof:\n    read_timeout: 5s\n\
+         exporters:\n\
+         \x20 pyroscope:\n    endpoint: http://pyroscope:4040\n\
+         \x20 file:\n    sending_queue:\n      queue_size: 7\n\
+         extensions:\n\
+         \x20 health_check:\n    max_connections: 3\n\
+         \x20 pprof:\n    read_header_timeout: 2s\n\
+         service:\n  extensions: [health_check, pprof]\n\
+         \x20 telemetry:\n    metrics:\n      idle_timeout: 3s\n\
+         \x20 pipelines:\n    profiles:\n      receivers: [otlp, pprof]\n      exporters: [pyroscope, file]\n",
+    );
+    let otlp = otlp_receiver(&config);
+    let http = otlp.protocols.http.as_ref().map(|http| &http.listener);
+    assert_eq!(http.map(|l| l.connection.max_connections), Some(3));
+    assert_eq!(
+        http.map(|l| l.server.endpoint.as_str()),
+        Some("127.0.0.1:4318")
+    );
+    assert_eq!(
+        http.map(|l| l.connection.idle_timeout.0),
+        Some(Duration::from_secs(60))
+    );
+
+    let pprof = config
+        .receivers
+        .iter()
+        .find_map(|(_, receiver)| receiver.options::<PprofReceiverConfig>())
+        .unwrap_or_else(|| panic!("no pprof receiver"));
+    assert_eq!(pprof.listener.server.read_timeout.0, Duration::from_secs(5));
+    assert_eq!(pprof.listener.server.endpoint, "127.0.0.1:4041");
+    assert_eq!(pprof.path, "/v1/pprof");
+
+    let pyroscope = config
+        .exporters
+        .iter()
+        .find_map(|(_, exporter)| exporter.options::<PyroscopeExporterConfig>())
+        .unwrap_or_else(|| panic!("no pyroscope exporter"));
+    assert_eq!(pyroscope.client.endpoint, "http://pyroscope:4040");
+    // The pyroscope exporter's own default attempt timeout, not the
+    // helper's 5 s.
+    assert_eq!(pyroscope.helper.timeout.0, Duration::from_secs(10));
+
+    // A section written in part takes the section type's defaults for the
+    // rest, as before: the file exporter's whole sending_queue.
+    let file = file_exporter(&config);
+    assert_eq!(file.helper.sending_queue.queue_size, 7);
+    assert_eq!(file.helper.sending_queue.num_consumers, 10);
+
+    let health = config
+        .extensions
+        .iter()
+        .find_map(|(_, extension)| extension.options::<HealthCheckConfig>())
+        .unwrap_or_else(|| panic!("no health_check extension"));
+    assert_eq!(health.connection.max_connections, 3);
+    assert_eq!(
+        health.connection.read_header_timeout.0,
+        Duration::from_secs(10)
+    );
+    assert_eq!(health.endpoint, "localhost:13133");
+    let pprof_extension = config
+        .extensions
+        .iter()
+        .find_map(|(_, extension)| extension.options::<PprofConfig>())
+        .unwrap_or_else(|| panic!("no pprof extension"));
+    assert_eq!(
+        pprof_extension.connection.read_header_timeout.0,
+        Duration::from_secs(2)
+    );
+    // Longer than the longest profile it records, unlike health_check's.
+    assert!(pprof_extension.connection.idle_timeout.0 > health.connection.idle_timeout.0);
+
+    let metrics = &config.service.telemetry.metrics;
+    assert_eq!(metrics.connection.idle_timeout.0, Duration::from_secs(3));
+    assert_eq!(metrics.connection.max_connections, 64);
+}
