@@ -492,3 +492,35 @@ fn the_pyroscope_exporter_sends_the_bearertokenauth_token() {
     let (drained, _) = sink.stop();
     assert!(drained);
 }
+
+/// The HTTP extensions take the connection settings every HTTP listener
+/// has (they were fixed at 64 connections and a 60 s idle limit): with
+/// `max_connections: 1`, a second client is served only once the first,
+/// silent one is gone, and `idle_timeout` is what ends it.
+#[test]
+fn health_check_takes_the_shared_connection_settings() {
+    let collector = InProcess::start(
+        "ext-health-limits",
+        &config(
+            "  health_check:\n    endpoint: 127.0.0.1:0\n    max_connections: 1\n    idle_timeout: 1s\n",
+            "health_check",
+            None,
+        ),
+    );
+    let root = collector.address("health check (/, health_check)");
+    let mut silent = TcpStream::connect(root).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let answer = get(root, "/");
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    // The second client was answered, so the silent one holds no slot:
+    // it was closed (EOF), not left open.
+    silent.set_nonblocking(true).unwrap();
+    let mut byte = [0_u8; 1];
+    match silent.read(&mut byte) {
+        Ok(0) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::ConnectionReset => {}
+        other => panic!("the silent connection is still open at the cap of 1: {other:?}"),
+    }
+    let (drained, _) = collector.stop();
+    assert!(drained);
+}
