@@ -840,3 +840,41 @@ fn a_key_of_embedded_settings_written_alone_keeps_the_components_other_defaults(
     assert_eq!(metrics.connection.idle_timeout.0, Duration::from_secs(3));
     assert_eq!(metrics.connection.max_connections, 64);
 }
+
+/// A nested section that embeds settings (the OTLP receiver's
+/// `protocols.http`, `service.telemetry.metrics`) refuses a value that is
+/// not a section, and an unknown key in it, at its own key path.
+#[test]
+fn malformed_nested_sections_are_refused_at_their_paths() {
+    let otlp = |http: &str| {
+        format!(
+            "receivers:\n  otlp:\n    protocols:\n      http:{http}\n\
+             exporters:\n  nop:\n\
+             service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [nop]\n"
+        )
+    };
+    let found = problems(&otlp(" 5"));
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("receivers.otlp.protocols.http: expected")),
+        "{found:?}"
+    );
+    let found = problems(&otlp("\n        endpont: 127.0.0.1:0"));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("receivers.otlp.protocols.http.endpont: unknown key; expected one of profiles_url_path, endpoint,"),
+        "{found:?}"
+    );
+    let found = problems(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n\
+         exporters:\n  nop:\n\
+         service:\n  telemetry:\n    metrics: [1]\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [nop]\n",
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.starts_with("service.telemetry.metrics: expected")),
+        "{found:?}"
+    );
+}
