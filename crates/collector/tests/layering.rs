@@ -274,7 +274,10 @@ fn absolute_imports(text: &str, module: &[String]) -> BTreeSet<Vec<String>> {
                 if depth > module.len() {
                     continue;
                 }
-                module.get(..module.len() - depth).unwrap_or_default().to_vec()
+                module
+                    .get(..module.len() - depth)
+                    .unwrap_or_default()
+                    .to_vec()
             };
             // One more named segment for each level below two.
             while base.len() < 2 {

@@ -20,16 +20,6 @@ use super::key_paths::{key_paths, keys_of, KeyPathsError};
 use super::options::Options;
 use super::problems::{join, Problem};
 
-/// Every key of options `T`: its own, then each embedded part's.
-pub fn keys_of_embedding<T: Options + DeserializeOwned + Default>() -> Vec<&'static str> {
-    let mut options = T::default();
-    let mut keys = keys_of::<T>();
-    for part in options.embedded() {
-        keys.extend(part.keys());
-    }
-    keys
-}
-
 /// Every key path of options `T`: its own, then each embedded part's,
 /// whose keys sit beside its own.
 pub fn options_key_paths<T: Options + DeserializeOwned + Default>(
@@ -141,14 +131,16 @@ fn deserialize_own_and_embedded<T: Options + DeserializeOwned + Default>(
 }
 
 /// Gives each listed field the value in `defaults` when the file did not
-/// write its key. The list must name every field: the destructuring fails
-/// to compile when a field is added and not listed.
+/// write its key. The list must name every field (the destructuring fails
+/// to compile when a field is added and not listed), each followed by its
+/// serde aliases: `limit | max`.
 #[macro_export]
 macro_rules! keep_unwritten {
-    ($self:ident, $defaults:ident, $written:ident; $($field:ident),+ $(,)?) => {{
+    ($self:ident, $defaults:ident, $written:ident;
+     $($field:ident $(| $alias:literal)*),+ $(,)?) => {{
         let Self { $($field),+ } = $defaults;
         $(
-            if !$written.has(stringify!($field)) {
+            if !$written.has(stringify!($field)) $(&& !$written.has($alias))* {
                 $self.$field = $field;
             }
         )+
@@ -166,6 +158,7 @@ mod tests {
     #[serde(deny_unknown_fields, default)]
     struct Listen {
         endpoint: String,
+        #[serde(alias = "max")]
         limit: u32,
     }
 
@@ -180,7 +173,7 @@ mod tests {
 
     impl Embedded for Listen {
         fn keep_unwritten(&mut self, defaults: Self, written: &Written) {
-            keep_unwritten!(self, defaults, written; endpoint, limit);
+            keep_unwritten!(self, defaults, written; endpoint, limit | "max");
         }
     }
 
@@ -222,13 +215,9 @@ mod tests {
     }
 
     #[test]
-    fn keys_come_from_the_derive_without_skipped_fields() {
-        assert_eq!(keys_of::<Listen>(), ["endpoint", "limit"]);
+    fn keys_come_from_the_derive_with_aliases_without_skipped_fields() {
+        assert_eq!(keys_of::<Listen>(), ["endpoint", "limit", "max"]);
         assert_eq!(keys_of::<Component>(), ["path"]);
-        assert_eq!(
-            keys_of_embedding::<Component>(),
-            ["path", "endpoint", "limit"]
-        );
     }
 
     #[test]
@@ -249,13 +238,21 @@ mod tests {
     }
 
     #[test]
+    fn an_embedded_keys_alias_goes_to_its_part() {
+        let parsed: Result<Component, Problem> =
+            deserialize_embedding(section(&[("max", "4")]), "receivers.x");
+        assert_eq!(parsed.map(|c| c.listen.limit), Ok(4));
+    }
+
+    #[test]
     fn an_unknown_key_is_refused_with_every_key_listed() {
         let parsed: Result<Component, Problem> =
             deserialize_embedding(section(&[("limits", "3")]), "receivers.x");
         assert_eq!(
             parsed.map_err(|problem| problem.to_string()),
             Err(
-                "receivers.x.limits: unknown key; expected one of path, endpoint, limit".to_owned()
+                "receivers.x.limits: unknown key; expected one of path, endpoint, limit, max"
+                    .to_owned()
             )
         );
     }

@@ -409,9 +409,9 @@ impl<'de> VariantAccess<'de> for Walker {
     }
 }
 
-/// The keys a struct's serde derive takes (its fields, without skipped
-/// ones), read by asking it to deserialize from a deserializer that only
-/// records the field list it is handed.
+/// The keys a struct's serde derive takes (its fields and their aliases,
+/// without skipped ones), read by asking it to deserialize from a
+/// deserializer that only records the field list it is handed.
 pub fn keys_of<T: DeserializeOwned>() -> Vec<&'static str> {
     let mut fields = Vec::new();
     let _ = T::deserialize(FieldRecorder(&mut fields));

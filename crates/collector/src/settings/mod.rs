@@ -54,7 +54,7 @@ pub use problems::{ConfigErrors, Problem};
 pub use refs::{ExtensionRef, ExtensionRole, OwnedFile};
 
 pub(crate) use embed::deserialize_embedding;
-pub use embed::{keys_of_embedding, options_key_paths};
+pub use embed::options_key_paths;
 pub use key_paths::keys_of;
 use parse::Defined;
 pub use parts::{Embedded, EmbeddedPart, NestedSection, Written};
