@@ -65,8 +65,8 @@ impl<T: Embedded> EmbeddedPart for T {
 }
 
 /// A section below options `T` whose own options embed settings: where it
-/// is, and how it is parsed (with [`deserialize_embedding`]) into its
-/// place in `T`.
+/// is, and how it is parsed (by [`super::embed`], as its component is)
+/// into its place in `T`.
 pub struct NestedSection<T> {
     /// Its key path below `T`, like `["protocols", "http"]`.
     pub path: &'static [&'static str],
