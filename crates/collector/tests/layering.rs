@@ -182,7 +182,8 @@ const LAYERS: &[&[&str]] = &[
     &["settings", "protocol", "shared"],
     &["telemetry"],
     &["tls"],
-    &["net"],
+    // What servers run; what clients connect with.
+    &["net", "client"],
     // Queues, the exporter helper, and the Export and Processor traits.
     &["pipeline"],
     // The factory traits every component implements.
@@ -274,7 +275,10 @@ fn absolute_imports(text: &str, module: &[String]) -> BTreeSet<Vec<String>> {
                 if depth > module.len() {
                     continue;
                 }
-                module[..module.len() - depth].to_vec()
+                module
+                    .get(..module.len() - depth)
+                    .unwrap_or_default()
+                    .to_vec()
             };
             // One more named segment for each level below two.
             while base.len() < 2 {
