@@ -1,5 +1,6 @@
 //! Exporters: where profiles leave.
 
+mod attributes;
 pub mod debug;
 pub mod file;
 /// The exporter helper: every exporter's sending queue, retries and
