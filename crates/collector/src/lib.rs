@@ -1,6 +1,7 @@
 //! The profbridge collector: receives OTLP profiles, runs them through
 //! pipelines, and writes or forwards them.
 
+mod client;
 pub mod component;
 pub mod components;
 pub mod config;

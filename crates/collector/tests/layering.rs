@@ -182,7 +182,8 @@ const LAYERS: &[&[&str]] = &[
     &["settings", "protocol", "shared"],
     &["telemetry"],
     &["tls"],
-    &["net"],
+    // What servers run; what clients connect with.
+    &["net", "client"],
     // Queues, the exporter helper, and the Export and Processor traits.
     &["pipeline"],
     // The factory traits every component implements.

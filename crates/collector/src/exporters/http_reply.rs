@@ -8,9 +8,9 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 
-use super::otlp::with_root_cause;
 use super::{ExportCause, ExportError};
 use crate::protocol::http_status::{classify, StatusClass};
+use crate::shared::root_cause::with_root_cause;
 
 /// The first `limit` bytes of a reply's body, whatever the server sends.
 pub(crate) async fn read_reply(

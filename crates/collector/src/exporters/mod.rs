@@ -1,15 +1,16 @@
 //! Exporters: where profiles leave.
 
+mod attributes;
 pub mod debug;
 pub mod file;
 /// The exporter helper: every exporter's sending queue, retries and
 /// dead letters.
 pub use crate::pipeline::sending as helper;
-mod http_client;
 mod http_reply;
 pub mod nop;
 pub mod otlp;
 pub mod otlp_http;
+mod partial_success;
 pub mod pyroscope;
 mod to_pprof;
 

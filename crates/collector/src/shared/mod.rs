@@ -1,5 +1,7 @@
-//! Small helpers any layer uses: UTC timestamps as text, and pools of
-//! things kept for reuse between requests.
+//! Small helpers any layer uses: UTC timestamps as text, pools of things
+//! kept for reuse between requests, and an error's text with its root
+//! cause.
 
 pub(crate) mod reuse;
+pub(crate) mod root_cause;
 pub mod timestamp;

@@ -3,7 +3,7 @@
 use profbridge_translate::otlp::{Profile, ProfilesDictionary, Sample};
 
 use super::config::Verbosity;
-use crate::exporters::file::{attribute_text, resource_attributes, sample_type};
+use crate::exporters::attributes::{attribute_text, resource_attributes, sample_type};
 use crate::pipeline::Profiles;
 
 /// The lines describing `batch`:

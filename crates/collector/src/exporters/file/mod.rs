@@ -22,7 +22,6 @@
 //! the write fails. An export that fails halfway may have written some of
 //! its files; a retry writes them again under new `{seq}` numbers.
 
-mod attributes;
 pub mod config;
 mod factory;
 mod recover;
@@ -43,7 +42,6 @@ use profbridge_translate::{OtlpToPprof, UnassembledPprof};
 use prost::Message;
 
 pub use crate::shared::timestamp::utc_timestamp;
-pub(crate) use attributes::{attribute_text, resource_attributes, sample_type};
 use config::{FileExporterConfig, FileFormat};
 use retention::RetentionSweeper;
 pub use retention::SWEEP_EVERY_EXPORTS;
@@ -51,6 +49,7 @@ use scratch::{Scratch, ScratchPool};
 pub use template::PathTemplate;
 use write::FileWriter;
 
+use super::attributes::{self, attribute_text};
 use super::to_pprof::batch_to_pprofs;
 use super::{ExportCause, ExportError};
 use crate::pipeline::Profiles;

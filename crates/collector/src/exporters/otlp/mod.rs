@@ -6,9 +6,7 @@
 mod codec;
 pub mod config;
 mod factory;
-mod skip_verify;
 mod status;
-pub(crate) mod tls;
 
 pub use factory::OtlpExporterFactory;
 use std::time::Duration;
@@ -22,16 +20,15 @@ use tonic::codegen::http::uri::PathAndQuery;
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Channel, ClientTlsConfig, Endpoint};
 
-use profbridge_translate::otlp::ExportProfilesPartialSuccess;
-
+use super::partial_success::warn_partial_success;
 use super::{ExportCause, ExportError};
+use crate::client::skip_verify::UnverifiedTlsConnector;
+use crate::client::tls::{split_scheme, uses_tls, ClientTlsError, TlsFiles};
 use crate::pipeline::Profiles;
 use crate::settings::client::{Compression, TlsConfig};
 use crate::tls::BearerAuth;
 use codec::ExportCodec;
 use config::OtlpExporterConfig;
-use skip_verify::UnverifiedTlsConnector;
-use tls::{split_scheme, uses_tls, ClientTlsError, TlsFiles};
 
 const EXPORT_PATH: &str =
     "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export";
@@ -144,33 +141,6 @@ impl OtlpGrpcExporter {
             warn_partial_success(&self.endpoint_text, &partial);
         }
         Ok(())
-    }
-}
-
-/// Logs profiles the destination rejected; they are not sent again.
-pub(crate) fn warn_partial_success(endpoint: &str, partial: &ExportProfilesPartialSuccess) {
-    if partial.rejected_profiles > 0 {
-        tracing::warn!(
-            endpoint,
-            rejected_profiles = partial.rejected_profiles,
-            message = %partial.error_message,
-            "the destination rejected some profiles"
-        );
-    }
-}
-
-/// `text`, followed by the innermost cause of `error` unless it says
-/// nothing new (error chains repeat themselves at each layer).
-pub(crate) fn with_root_cause(text: String, error: &dyn std::error::Error) -> String {
-    let mut root = None;
-    let mut source = error.source();
-    while let Some(cause) = source {
-        root = Some(cause);
-        source = cause.source();
-    }
-    match root.map(ToString::to_string) {
-        Some(cause) if !text.contains(&cause) => format!("{text}: {cause}"),
-        _ => text,
     }
 }
 

@@ -3,9 +3,9 @@
 
 use tonic::{Code, Status};
 
-use super::with_root_cause;
 use crate::exporters::{ExportCause, ExportError};
 use crate::protocol::retry_info;
+use crate::shared::root_cause::with_root_cause;
 
 /// Retryable: CANCELLED, DEADLINE_EXCEEDED, ABORTED, OUT_OF_RANGE,
 /// UNAVAILABLE, DATA_LOSS, and RESOURCE_EXHAUSTED when the server sent

@@ -14,11 +14,11 @@ use std::time::Duration;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_TYPE};
 use reqwest::{Client, Url};
 
-use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
-use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
-use super::otlp::warn_partial_success;
+use super::partial_success::warn_partial_success;
 use super::{ExportCause, ExportError};
+use crate::client::http::client;
+use crate::client::tls::{split_scheme, uses_tls, ClientTlsError};
 use crate::pipeline::Profiles;
 use crate::settings::client::Compression;
 use crate::tls::BearerAuth;

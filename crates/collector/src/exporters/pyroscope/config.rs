@@ -3,8 +3,8 @@ use std::fmt;
 use serde::Deserialize;
 
 use super::naming::{label_name, RESERVED_LABEL_NAMES};
+use crate::client::tls::{split_scheme, uses_tls};
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
-use crate::exporters::otlp::tls::{split_scheme, uses_tls};
 use crate::settings::client::ClientSettings;
 use crate::settings::units::Duration;
 use crate::settings::Problem;

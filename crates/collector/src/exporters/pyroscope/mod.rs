@@ -54,11 +54,11 @@ use reqwest::{Client, RequestBuilder, Url};
 use profbridge_pprof::{compress, EncodeOptions};
 use profbridge_translate::{PprofConverter, ToPprofOptions};
 
-use super::http_client::client;
 use super::http_reply::{read_reply, send_error};
-use super::otlp::tls::{split_scheme, uses_tls, ClientTlsError};
 use super::to_pprof::batch_to_pprofs;
 use super::{ExportCause, ExportError};
+use crate::client::http::client;
+use crate::client::tls::{split_scheme, uses_tls, ClientTlsError};
 use crate::pipeline::Profiles;
 use crate::protocol::push_v1::{LabelPair, PushRequest, RawProfileSeries, RawSample, PUSH_PATH};
 use crate::settings::Problem;

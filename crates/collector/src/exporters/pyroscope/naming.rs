@@ -22,7 +22,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use profbridge_pprof::Profile;
 use profbridge_translate::otlp::KeyValue;
 
-use crate::exporters::file::attribute_text;
+use crate::exporters::attributes::attribute_text;
 use crate::protocol::push_v1::{
     LabelPair, LABEL_DELTA, LABEL_PROFILE_NAME, LABEL_SERVICE_NAME, LABEL_SESSION_ID,
 };

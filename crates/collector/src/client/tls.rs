@@ -1,5 +1,5 @@
 //! Endpoint schemes, whether a connection uses TLS, and the PEM files TLS
-//! options name. Shared by the gRPC and HTTP exporters.
+//! options name. Shared by every client, over gRPC or HTTP.
 
 use crate::settings::client::TlsConfig;
 
@@ -9,7 +9,7 @@ pub(crate) enum Scheme {
     Https,
 }
 
-/// An exporter's endpoint and TLS options that do not fit together, or
+/// A client's endpoint and TLS options that do not fit together, or
 /// TLS files that cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ClientTlsError {

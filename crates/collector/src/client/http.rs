@@ -1,15 +1,15 @@
-//! The reqwest client the HTTP exporters send with: TLS from the shared
+//! The reqwest client HTTP clients send with: TLS from the shared
 //! `tls` options (CA, client certificate, skip verification).
 
 use std::time::Duration;
 
 use reqwest::Client;
 
-use super::otlp::tls::{ClientTlsError, TlsFiles};
-use super::otlp::with_root_cause;
+use super::tls::{ClientTlsError, TlsFiles};
 use crate::settings::client::TlsConfig;
+use crate::shared::root_cause::with_root_cause;
 
-/// Why the HTTP exporters' client cannot be built; reqwest's errors are
+/// Why an HTTP client cannot be built; reqwest's errors are
 /// shown with their innermost cause.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum HttpClientError {
