@@ -781,7 +781,7 @@ fn bad_options_are_reported_at_their_keys() {
 /// removed is validated again by the exporters.
 #[tokio::test]
 async fn intake_marks_only_requests_it_queues_unchanged_as_validated() {
-    use profbridge_collector::receivers::otlp::{admit, intake, settle, Outcome};
+    use profbridge_collector::receivers::intake::{admit, intake, settle, Outcome};
     use profbridge_collector::telemetry::ReceiverMetrics;
 
     let mut harness = start("channel", &helper(queue(1, 4))).await;

@@ -19,7 +19,7 @@ use profbridge_collector::pipeline::{Hooks, Pipeline, Profiles, Refused};
 use profbridge_collector::processors::memory_limiter::{
     Limits, MemoryLimiter, MemoryLimiterConfig, MemoryLimiterProcessor,
 };
-use profbridge_collector::receivers::otlp::admit;
+use profbridge_collector::receivers::intake::admit;
 use profbridge_collector::telemetry::{Counter, ReceiverMetrics, Registry};
 
 const MIB: u64 = 1024 * 1024;

@@ -1,6 +1,6 @@
 //! What the receivers of pprof-family input share: a profile becomes one
 //! OTLP request with the resource attributes the receiver found, and that
-//! request goes to the pipelines through the OTLP receiver's intake.
+//! request goes to the pipelines through the receivers' intake.
 
 use prost::Message;
 
@@ -11,7 +11,7 @@ use profbridge_translate::otlp::{
 };
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpError, ToOtlpOptions};
 
-use super::otlp::{intake, Admission, Decision, DECODED_BYTES_PER_PROTOBUF_BYTE};
+use super::intake::{intake, Admission, Decision, DECODED_BYTES_PER_PROTOBUF_BYTE};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::ReceiverMetrics;
 

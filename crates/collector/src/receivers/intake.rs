@@ -1,4 +1,4 @@
-//! What both OTLP protocols do with a decoded request: validate it, drop
+//! What every receiver does with a decoded request: validate it, drop
 //! the invalid profiles, and queue the rest on every pipeline.
 
 use std::sync::Arc;

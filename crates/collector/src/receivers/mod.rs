@@ -2,7 +2,7 @@
 
 pub mod file;
 mod from_pprof;
-mod intake;
+pub mod intake;
 pub mod nop;
 pub mod otlp;
 pub mod pprof;

@@ -27,7 +27,7 @@ use profbridge_translate::otlp::KeyValue;
 use self::checkpoint::{Checkpoint, CheckpointError, Disposition, FileIdentity};
 use self::config::{AfterSuccess, FileReceiverConfig, StartAt};
 use super::from_pprof::{hand_over, parse_estimate, string_attributes};
-use super::otlp::{admit, settle, Outcome};
+use super::intake::{admit, settle, Outcome};
 use crate::pipeline::PipelineHandle;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 

@@ -13,7 +13,7 @@ use profbridge_pprof::{gunzip_into, gzip_trailer_size, GunzipError};
 /// How many times its zstd encoding a request is taken to be when the
 /// frame does not say (streaming encoders, tonic's among them, leave the
 /// content size out). Profiles compress by about this much or more; a
-/// request larger than estimated is caught by [`super::Admission::cover`].
+/// request larger than estimated is caught by [`crate::receivers::intake::Admission::cover`].
 const ZSTD_RATIO_WHEN_UNKNOWN: usize = 4;
 
 /// The most set aside up front for a decompressed request.

@@ -1,6 +1,6 @@
 //! The HTTP front end the pprof and Pyroscope receivers share: the body
 //! limit while streaming and after Content-Encoding, conversion on the
-//! blocking pool, the OTLP receiver's intake (admission, validation,
+//! blocking pool, the receivers' intake (admission, validation,
 //! queueing, confirmation), and the status codes.
 
 mod body;
@@ -19,7 +19,8 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 pub(crate) use reply::Failure;
 
 use super::from_pprof::{hand_over, parse_estimate};
-use super::otlp::{drain, read_admitted, settle, BodyBudget, BodyError, Decision, Outcome};
+use super::intake::{settle, Decision, Outcome};
+use super::otlp::{drain, read_admitted, BodyBudget, BodyError};
 use crate::net::{ConnectionLimits, HttpLimits};
 use crate::pipeline::PipelineHandle;
 use crate::protocol::admission::declared_length;

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use profbridge_pprof::{DecodeError, DetectError, ParseError};
 
 use crate::protocol::admission::RETRY_AFTER;
-use crate::receivers::otlp::Outcome;
+use crate::receivers::intake::Outcome;
 
 /// A request refused before its profiles reached the pipelines.
 #[derive(Debug, Clone, PartialEq, Eq)]

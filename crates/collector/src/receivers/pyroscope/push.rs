@@ -26,7 +26,7 @@ use crate::protocol::admission::RETRY_AFTER;
 use crate::protocol::push_v1::connect::{Code, ConnectError};
 use crate::protocol::push_v1::{json, PushRequest};
 use crate::receivers::from_pprof::nanos_since_epoch;
-use crate::receivers::otlp::Outcome;
+use crate::receivers::intake::Outcome;
 use crate::receivers::pprof_http::{Failure, Handled, Intake};
 use crate::telemetry::recent_errors::profiles_phrase;
 use crate::telemetry::RefusedReason;
