@@ -14,7 +14,9 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 
 use super::incoming::Incoming;
+use super::ConnectionLimits;
 use crate::settings::server::HttpConnectionSettings;
+use crate::tls::Security;
 
 /// HTTP-level limits of one listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +37,20 @@ impl HttpLimits {
             max_concurrent_streams,
         }
     }
+}
+
+/// Serves `router` over plain TCP or TLS until `shutdown` resolves, with
+/// the listener's connection and HTTP limits.
+pub(crate) async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    security: Security,
+    (connections, http): (ConnectionLimits, HttpLimits),
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let tls = security.tls.map(|acceptor| (acceptor, security.handshakes));
+    let incoming = Incoming::new(listener, connections, tls);
+    serve_http(incoming, router, http, shutdown).await
 }
 
 /// Serves `router` on every connection `incoming` yields, until

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::settings::server::{GrpcServerSettings, HttpConnectionSettings};
 
 pub(crate) use crate::tls::HandshakeLimits;
-pub(crate) use http::{serve_http, HttpLimits};
+pub(crate) use http::{serve_http, serve_router, HttpLimits};
 pub(crate) use incoming::Incoming;
 
 /// Limits on the connections of one listener.

@@ -1,5 +1,6 @@
 //! Receivers: where profiles enter.
 
+mod admitted_body;
 pub mod file;
 mod from_pprof;
 pub mod intake;

@@ -14,7 +14,6 @@ use tonic::Status;
 use profbridge_translate::decode_request_reusing;
 use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesServiceResponse};
 
-use super::admitted_body::{read_admitted, BodyBudget, BodyError};
 use super::compression::{decompress, decompressed_size_estimate, DecompressError};
 use super::decompressed::DecompressedBuffers;
 use crate::net::Incoming;
@@ -25,6 +24,7 @@ use crate::protocol::grpc_unary::{
     grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
 };
 use crate::protocol::retry_info;
+use crate::receivers::admitted_body::{read_admitted, BodyBudget, BodyError};
 use crate::receivers::intake::{
     any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };

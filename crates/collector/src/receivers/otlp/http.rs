@@ -17,15 +17,15 @@ use profbridge_translate::decode_request_reusing;
 use profbridge_translate::json::request_from_json;
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesServiceResponse};
 
-use super::admitted_body::{drain, read_admitted, BodyBudget, BodyError};
 use super::compression::{decompress, decompressed_size_estimate, DecompressError};
 use super::config::HttpConfig;
 use super::decompressed::DecompressedBuffers;
-use crate::net::{serve_http, ConnectionLimits, HttpLimits, Incoming};
+use crate::net::serve_router;
 use crate::pipeline::{pooled_request, PipelineHandle};
 use crate::protocol::admission::{declared_length, RETRY_AFTER};
 use crate::protocol::compression::Compression;
 use crate::protocol::retry_info;
+use crate::receivers::admitted_body::{drain, read_admitted, BodyBudget, BodyError};
 use crate::receivers::intake::{
     intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
@@ -92,20 +92,6 @@ pub async fn serve(
     );
     let limits = crate::net::receiver_limits(&config.listener.connection);
     serve_router(listener, router, security, limits, shutdown).await
-}
-
-/// Serves `router` over plain TCP or TLS until `shutdown` resolves, with
-/// the listener's connection and HTTP limits.
-pub(crate) async fn serve_router(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    security: Security,
-    (connections, http): (ConnectionLimits, HttpLimits),
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let tls = security.tls.map(|acceptor| (acceptor, security.handshakes));
-    let incoming = Incoming::new(listener, connections, tls);
-    serve_http(incoming, router, http, shutdown).await
 }
 
 impl Receiver {

@@ -1,7 +1,6 @@
 //! The OTLP receiver: gRPC `ProfilesService/Export` and HTTP
 //! `POST /v1development/profiles`.
 
-mod admitted_body;
 mod compression;
 pub mod config;
 mod decompressed;
@@ -9,5 +8,4 @@ mod factory;
 pub mod grpc;
 pub mod http;
 
-pub(crate) use admitted_body::{drain, read_admitted, BodyBudget, BodyError};
 pub use factory::OtlpReceiverFactory;

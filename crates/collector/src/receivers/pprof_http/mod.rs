@@ -18,10 +18,10 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 pub(crate) use reply::Failure;
 
+use super::admitted_body::{drain, read_admitted, BodyBudget, BodyError};
 use super::from_pprof::{hand_over, parse_estimate};
 use super::intake::{settle, Decision, Outcome};
-use super::otlp::{drain, read_admitted, BodyBudget, BodyError};
-use crate::net::{ConnectionLimits, HttpLimits};
+use crate::net::{serve_router, ConnectionLimits, HttpLimits};
 use crate::pipeline::PipelineHandle;
 use crate::protocol::admission::declared_length;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
@@ -207,5 +207,5 @@ pub(crate) async fn serve_routes(
         })
         .with_state(intake);
     let router = protect_router(router, security.auth.clone(), metrics, max_body);
-    super::otlp::http::serve_router(listener, router, security, limits, shutdown).await
+    serve_router(listener, router, security, limits, shutdown).await
 }
