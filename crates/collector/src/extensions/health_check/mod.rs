@@ -16,7 +16,6 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 
 pub use config::{CheckCollectorPipeline, HealthCheckConfig, ResponseBody, DEFAULT_ENDPOINT};
-pub use status::go_duration;
 
 use super::http_endpoint;
 use crate::component::{

@@ -10,7 +10,7 @@ use super::figures::Reading;
 use super::html::{Href, Markup, Page, Table};
 use super::parts::{html, when, PIPELINEZ};
 use crate::component::Host;
-use crate::extensions::health_check::go_duration;
+use crate::shared::duration::go_duration;
 use crate::telemetry::Phase;
 
 pub const SERVICEZ: &str = "/debug/servicez";
