@@ -12,6 +12,7 @@ use tokio::sync::watch;
 
 use super::{Endpoint, Extensions, ReceiverContext, StartError, StartedReceiver};
 use crate::pipeline::PipelineHandle;
+use crate::settings::server::HttpListener;
 use crate::settings::tls::{AuthConfig, ServerTlsConfig};
 use crate::telemetry::ReceiverMetrics;
 use crate::tls::{Alpn, Security};
@@ -31,7 +32,19 @@ pub struct Server<'a> {
     pub what: String,
 }
 
-impl Server<'_> {
+impl<'a> Server<'a> {
+    /// An HTTP receiver's server on `listener`, announced as `what`.
+    pub fn http(listener: &'a HttpListener, what: String) -> Self {
+        Self {
+            endpoint: &listener.server.endpoint,
+            tls: listener.server.tls.as_deref(),
+            auth: listener.server.auth.as_deref(),
+            alpn: Alpn::Http1,
+            transport: "http",
+            what,
+        }
+    }
+
     /// What [`Self::start`] would refuse before binding: TLS files that do
     /// not load, a token file that cannot be read. An authenticator
     /// extension is checked as an extension.

@@ -79,12 +79,6 @@ fn grpc_server<'a>(id: &str, config: &'a GrpcServerSettings) -> Server<'a> {
 }
 
 fn http_server<'a>(id: &str, config: &'a HttpConfig) -> Server<'a> {
-    Server {
-        endpoint: &config.listener.server.endpoint,
-        tls: config.listener.server.tls.as_deref(),
-        auth: config.listener.server.auth.as_deref(),
-        alpn: Alpn::Http1,
-        transport: "http",
-        what: format!("{id} OTLP HTTP (POST {})", config.profiles_url_path),
-    }
+    let what = format!("{id} OTLP HTTP (POST {})", config.profiles_url_path);
+    Server::http(&config.listener, what)
 }

@@ -1,11 +1,10 @@
 //! `receivers: pprof:` in the registry.
 
+use axum::routing::post;
+
 use super::config::PprofReceiverConfig;
-use crate::component::listen::Server;
-use crate::component::{
-    ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
-};
-use crate::tls::Alpn;
+use crate::component::{ReceiverContext, ReceiverFactory, StartError, StartFuture};
+use crate::receivers::pprof_http;
 
 pub struct PprofReceiverFactory;
 
@@ -18,34 +17,12 @@ impl ReceiverFactory for PprofReceiverFactory {
         options: &'a PprofReceiverConfig,
         context: ReceiverContext<'a>,
     ) -> StartFuture<'a> {
-        Box::pin(async move {
-            let mut started = StartedReceiver::default();
-            let config = options.clone();
-            server(context.id, options)
-                .start(
-                    &context,
-                    &mut started,
-                    |listener, pipelines, metrics, security, shutdown| {
-                        super::serve(listener, config, pipelines, metrics, security, shutdown)
-                    },
-                )
-                .await?;
-            Ok(started)
-        })
+        let what = format!("{} pprof push (POST {})", context.id, options.path);
+        let routes = vec![(options.path.clone(), post(super::push))];
+        Box::pin(pprof_http::start(context, &options.listener, what, routes))
     }
 
     fn check(&self, id: &str, options: &PprofReceiverConfig) -> Vec<StartError> {
-        server(id, options).check(id).into_iter().collect()
-    }
-}
-
-fn server<'a>(id: &str, options: &'a PprofReceiverConfig) -> Server<'a> {
-    Server {
-        endpoint: &options.listener.server.endpoint,
-        tls: options.listener.server.tls.as_deref(),
-        auth: options.listener.server.auth.as_deref(),
-        alpn: Alpn::Http1,
-        transport: "http",
-        what: format!("{id} pprof push (POST {})", options.path),
+        pprof_http::check(id, &options.listener)
     }
 }

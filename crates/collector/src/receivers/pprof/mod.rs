@@ -9,7 +9,6 @@ pub mod config;
 mod factory;
 
 pub use factory::PprofReceiverFactory;
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::body::Body;
@@ -17,38 +16,12 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::post;
 
 use profbridge_pprof::{load_profile, DEFAULT_FOLDED_SAMPLE_TYPE};
 
 use self::attributes::resource_attributes;
-use self::config::PprofReceiverConfig;
 use super::from_pprof::{decode_limits, nanos_since_epoch, profile_request};
-use super::pprof_http::{self, Failure, Intake};
-use crate::pipeline::PipelineHandle;
-use crate::telemetry::ReceiverMetrics;
-use crate::tls::Security;
-
-/// Serves until `shutdown` resolves; the listener is already bound.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    config: PprofReceiverConfig,
-    pipelines: Arc<[PipelineHandle]>,
-    metrics: ReceiverMetrics,
-    security: Security,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let intake = Intake {
-        pipelines,
-        metrics,
-        max_body: usize::try_from(config.listener.server.max_request_body_size.0)
-            .unwrap_or(usize::MAX),
-        read_timeout: config.listener.server.read_timeout.0,
-        limits: crate::net::receiver_limits(&config.listener.connection),
-    };
-    let route = (config.path.as_str(), post(push));
-    pprof_http::serve(listener, route, intake, security, shutdown).await
-}
+use super::pprof_http::{Failure, Intake};
 
 async fn push(
     State(intake): State<Intake>,

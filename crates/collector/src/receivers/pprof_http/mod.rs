@@ -1,7 +1,8 @@
-//! The HTTP front end the pprof and Pyroscope receivers share: the body
-//! limit while streaming and after Content-Encoding, conversion on the
-//! blocking pool, the receivers' intake (admission, validation,
-//! queueing, confirmation), and the status codes.
+//! The HTTP front end the pprof and Pyroscope receivers share: starting
+//! their listener, the body limit while streaming and after
+//! Content-Encoding, conversion on the blocking pool, the receivers'
+//! intake (admission, validation, queueing, confirmation), and the
+//! status codes.
 
 mod body;
 mod reply;
@@ -21,9 +22,12 @@ pub(crate) use reply::Failure;
 use super::admitted_body::{drain, read_admitted, BodyBudget, BodyError};
 use super::from_pprof::{hand_over, parse_estimate};
 use super::intake::{settle, Decision, Outcome};
+use crate::component::listen::Server;
+use crate::component::{ReceiverContext, StartError, StartedReceiver};
 use crate::net::{serve_router, ConnectionLimits, HttpLimits};
 use crate::pipeline::PipelineHandle;
 use crate::protocol::admission::declared_length;
+use crate::settings::server::HttpListener;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 use crate::tls::{protect_router, Security};
 
@@ -41,6 +45,22 @@ pub(crate) struct Intake {
 }
 
 impl Intake {
+    /// What a receiver listening with `listener` hands its requests to.
+    pub fn new(
+        listener: &HttpListener,
+        pipelines: Arc<[PipelineHandle]>,
+        metrics: ReceiverMetrics,
+    ) -> Self {
+        Self {
+            pipelines,
+            metrics,
+            max_body: usize::try_from(listener.server.max_request_body_size.0)
+                .unwrap_or(usize::MAX),
+            read_timeout: listener.server.read_timeout.0,
+            limits: crate::net::receiver_limits(&listener.connection),
+        }
+    }
+
     /// Reads the body, undoes its Content-Encoding, converts it with
     /// `convert` and queues the result; answers `accepted` when every
     /// pipeline took it.
@@ -178,23 +198,44 @@ pub(crate) enum Handled<T> {
     Broken(String),
 }
 
-/// Serves `route` until `shutdown` resolves, over TLS and behind the
-/// bearer-token check when `security` says so; the listener is already
-/// bound.
-pub(crate) async fn serve(
-    listener: tokio::net::TcpListener,
-    route: (&str, MethodRouter<Intake>),
-    intake: Intake,
-    security: Security,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    serve_routes(listener, vec![route], intake, security, shutdown).await
+/// Starts a receiver that serves `routes` on `listener`, announced as
+/// `what` in the start-up message.
+pub(crate) async fn start(
+    context: ReceiverContext<'_>,
+    listener: &HttpListener,
+    what: String,
+    routes: Vec<(String, MethodRouter<Intake>)>,
+) -> Result<StartedReceiver, StartError> {
+    let mut started = StartedReceiver::default();
+    let owned = listener.clone();
+    Server::http(listener, what)
+        .start(
+            &context,
+            &mut started,
+            move |socket, pipelines, metrics, security, shutdown| {
+                let intake = Intake::new(&owned, pipelines, metrics);
+                serve(socket, routes, intake, security, shutdown)
+            },
+        )
+        .await?;
+    Ok(started)
 }
 
-/// [`serve`] for several routes on one listener.
-pub(crate) async fn serve_routes(
+/// What [`start`] would refuse before binding: TLS files or a token that
+/// do not load.
+pub(crate) fn check(id: &str, listener: &HttpListener) -> Vec<StartError> {
+    Server::http(listener, String::new())
+        .check(id)
+        .into_iter()
+        .collect()
+}
+
+/// Serves `routes` until `shutdown` resolves, over TLS and behind the
+/// bearer-token check when `security` says so; the listener is already
+/// bound.
+async fn serve(
     listener: tokio::net::TcpListener,
-    routes: Vec<(&str, MethodRouter<Intake>)>,
+    routes: Vec<(String, MethodRouter<Intake>)>,
     intake: Intake,
     security: Security,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -203,7 +244,7 @@ pub(crate) async fn serve_routes(
     let router = routes
         .into_iter()
         .fold(Router::new(), |router, (path, handler)| {
-            router.route(path, handler)
+            router.route(&path, handler)
         })
         .with_state(intake);
     let router = protect_router(router, security.auth.clone(), metrics, max_body);

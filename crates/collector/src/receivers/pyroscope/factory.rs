@@ -1,12 +1,11 @@
 //! `receivers: pyroscope:` in the registry.
 
+use axum::routing::post;
+
 use super::config::PyroscopeReceiverConfig;
 use super::{INGEST_PATH, PUSH_PATH};
-use crate::component::listen::Server;
-use crate::component::{
-    ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
-};
-use crate::tls::Alpn;
+use crate::component::{ReceiverContext, ReceiverFactory, StartError, StartFuture};
+use crate::receivers::pprof_http;
 
 pub struct PyroscopeReceiverFactory;
 
@@ -19,34 +18,18 @@ impl ReceiverFactory for PyroscopeReceiverFactory {
         options: &'a PyroscopeReceiverConfig,
         context: ReceiverContext<'a>,
     ) -> StartFuture<'a> {
-        Box::pin(async move {
-            let mut started = StartedReceiver::default();
-            let config = options.clone();
-            server(context.id, options)
-                .start(
-                    &context,
-                    &mut started,
-                    |listener, pipelines, metrics, security, shutdown| {
-                        super::serve(listener, config, pipelines, metrics, security, shutdown)
-                    },
-                )
-                .await?;
-            Ok(started)
-        })
+        let what = format!(
+            "{} Pyroscope ingest (POST {INGEST_PATH} and {PUSH_PATH})",
+            context.id
+        );
+        let routes = vec![
+            (INGEST_PATH.to_owned(), post(super::ingest)),
+            (PUSH_PATH.to_owned(), post(super::push::push)),
+        ];
+        Box::pin(pprof_http::start(context, &options.listener, what, routes))
     }
 
     fn check(&self, id: &str, options: &PyroscopeReceiverConfig) -> Vec<StartError> {
-        server(id, options).check(id).into_iter().collect()
-    }
-}
-
-fn server<'a>(id: &str, options: &'a PyroscopeReceiverConfig) -> Server<'a> {
-    Server {
-        endpoint: &options.listener.server.endpoint,
-        tls: options.listener.server.tls.as_deref(),
-        auth: options.listener.server.auth.as_deref(),
-        alpn: Alpn::Http1,
-        transport: "http",
-        what: format!("{id} Pyroscope ingest (POST {INGEST_PATH} and {PUSH_PATH})"),
+        pprof_http::check(id, &options.listener)
     }
 }

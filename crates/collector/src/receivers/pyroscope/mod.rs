@@ -17,7 +17,6 @@ mod sample_types;
 mod series;
 
 pub use factory::PyroscopeReceiverFactory;
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use axum::body::Body;
@@ -25,44 +24,18 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
-use axum::routing::post;
 
-use self::config::PyroscopeReceiverConfig;
 use self::convert::ingest_request;
 use self::query::IngestQuery;
 use super::from_pprof::{decode_limits, nanos_since_epoch};
-use super::pprof_http::{self, Failure, Intake};
-use crate::pipeline::PipelineHandle;
+use super::pprof_http::{Failure, Intake};
 pub use crate::protocol::push_v1::PUSH_PATH;
-use crate::telemetry::ReceiverMetrics;
-use crate::tls::Security;
 pub use series::{
     DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE, SESSION_ID_ATTRIBUTE, SPY_NAME_ATTRIBUTE,
 };
 
 /// Where Pyroscope takes uploads.
 pub const INGEST_PATH: &str = "/ingest";
-
-/// Serves until `shutdown` resolves; the listener is already bound.
-pub async fn serve(
-    listener: tokio::net::TcpListener,
-    config: PyroscopeReceiverConfig,
-    pipelines: Arc<[PipelineHandle]>,
-    metrics: ReceiverMetrics,
-    security: Security,
-    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let intake = Intake {
-        pipelines,
-        metrics,
-        max_body: usize::try_from(config.listener.server.max_request_body_size.0)
-            .unwrap_or(usize::MAX),
-        read_timeout: config.listener.server.read_timeout.0,
-        limits: crate::net::receiver_limits(&config.listener.connection),
-    };
-    let routes = vec![(INGEST_PATH, post(ingest)), (PUSH_PATH, post(push::push))];
-    pprof_http::serve_routes(listener, routes, intake, security, shutdown).await
-}
 
 async fn ingest(
     State(intake): State<Intake>,
