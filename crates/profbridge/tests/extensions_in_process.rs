@@ -495,8 +495,8 @@ fn the_pyroscope_exporter_sends_the_bearertokenauth_token() {
 
 /// The HTTP extensions take the connection settings every HTTP listener
 /// has (they were fixed at 64 connections and a 60 s idle limit): with
-/// `max_connections: 1`, a second client is served only once the first,
-/// silent one is gone, and `idle_timeout` is what ends it.
+/// `max_connections: 1`, a second client is served at once: the first,
+/// silent one gives way to it and is closed.
 #[test]
 fn health_check_takes_the_shared_connection_settings() {
     let collector = InProcess::start(

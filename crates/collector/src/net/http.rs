@@ -13,6 +13,7 @@ use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 
+use super::in_flight::TrackRequests;
 use super::incoming::Incoming;
 use super::ConnectionLimits;
 use crate::settings::server::HttpConnectionSettings;
@@ -82,7 +83,7 @@ pub(crate) async fn serve_http(
             break;
         };
         let peer = conn.peer();
-        let service = TowerToHyperService::new(router.clone());
+        let service = TowerToHyperService::new(TrackRequests::on(conn.activity(), router.clone()));
         let connection = builder
             .serve_connection_with_upgrades(TokioIo::new(conn), service)
             .into_owned();

@@ -1,9 +1,10 @@
 //! The one accept loop every listener runs (gRPC, HTTP, telemetry; plain
 //! or TLS): accept errors (out of file descriptors and the like) back off
-//! instead of spinning; at `max_connections` it stops accepting until a
-//! connection closes; each connection gets TCP_NODELAY and the idle
-//! timeout; TLS handshakes run off the loop, limited in number and time,
-//! the oldest one evicted when a new connection needs its place.
+//! instead of spinning; at `max_connections` the least active connection
+//! gives way ([`super::admission`]); each connection gets TCP_NODELAY,
+//! its greeting and idle timeouts ([`Watched`]); TLS handshakes run off
+//! the loop, limited in number and time, the oldest one evicted when a
+//! new one would pass the limit.
 
 use std::collections::VecDeque;
 use std::io;
@@ -14,13 +15,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
-use tokio_rustls::server::TlsStream;
 
-use super::idle::IdleTimeout;
+use super::admission::{Admission, Ticket};
+use super::conn::{Conn, ConnIo, Greeting};
+use super::watch::Watched;
 use super::{ConnectionLimits, HandshakeLimits};
 use crate::tls::ReloadingAcceptor;
 
@@ -78,41 +79,20 @@ async fn accept_loop(
     tls: Option<(Arc<ReloadingAcceptor>, HandshakeLimits)>,
     ready: mpsc::Sender<Conn>,
 ) {
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let address = listener
+        .local_addr()
+        .map_or_else(|_| "a listener".to_owned(), |address| address.to_string());
+    let admission = Admission::new(address, limits.max_connections);
     let handshakes = Arc::new(Handshakes::default());
-    let mut pause = FIRST_PAUSE;
-    let mut failing = false;
     loop {
-        let (stream, peer) = loop {
-            match listener.accept().await {
-                Ok(accepted) => {
-                    pause = FIRST_PAUSE;
-                    failing = false;
-                    break accepted;
-                }
-                Err(error) => {
-                    if !failing {
-                        tracing::warn!(%error, "cannot accept a connection; backing off");
-                        failing = true;
-                    }
-                    tokio::time::sleep(pause).await;
-                    pause = pause.saturating_mul(2).min(MAX_PAUSE);
-                }
-            }
-        };
-        // A slot is taken once a client is there, so that a silent
-        // handshake is evicted only for a client that waits.
-        let slot = match Arc::clone(&slots).try_acquire_owned() {
-            Ok(slot) => slot,
-            Err(_) => {
-                // At the cap: a silent handshake gives its place up first.
-                if handshakes.evict_oldest() {
-                    tracing::debug!("at max_connections: evicted the oldest TLS handshake");
-                }
-                let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
-                    return;
-                };
-                slot
+        // Accepting waits only while every connection has a request in
+        // flight: otherwise one gives way to the next client.
+        admission.room().await;
+        let (stream, peer) = accept(&listener).await;
+        let ticket = loop {
+            match admission.admit() {
+                Some(ticket) => break ticket,
+                None => admission.room().await,
             }
         };
         // Without TCP_NODELAY, a reply written in pieces waits for the
@@ -120,14 +100,15 @@ async fn accept_loop(
         if let Err(error) = stream.set_nodelay(true) {
             tracing::debug!(%error, "cannot set TCP_NODELAY");
         }
-        let io = IdleTimeout::new(stream, limits.idle_timeout);
+        let io = Watched::new(
+            stream,
+            Arc::clone(ticket.activity()),
+            limits.idle_timeout,
+            limits.greeting_timeout,
+        );
         match &tls {
             None => {
-                let conn = Conn {
-                    io: ConnIo::Plain(io),
-                    peer,
-                    _slot: slot,
-                };
+                let conn = Conn::new(ConnIo::Plain(io), peer, ticket, limits.greeting);
                 if ready.send(conn).await.is_err() {
                     return;
                 }
@@ -136,14 +117,44 @@ async fn accept_loop(
                 handshakes.start(
                     acceptor.acceptor(),
                     *handshake_limits,
-                    io,
-                    peer,
-                    slot,
+                    Accepted {
+                        io,
+                        peer,
+                        ticket,
+                        greeting: limits.greeting,
+                    },
                     ready.clone(),
                 );
             }
         }
     }
+}
+
+/// The next connection, backing off while accepting fails.
+async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+    let mut pause = FIRST_PAUSE;
+    let mut failing = false;
+    loop {
+        match listener.accept().await {
+            Ok(accepted) => return accepted,
+            Err(error) => {
+                if !failing {
+                    tracing::warn!(%error, "cannot accept a connection; backing off");
+                    failing = true;
+                }
+                tokio::time::sleep(pause).await;
+                pause = pause.saturating_mul(2).min(MAX_PAUSE);
+            }
+        }
+    }
+}
+
+/// A TCP connection admitted, before its TLS handshake.
+struct Accepted {
+    io: Watched<TcpStream>,
+    peer: SocketAddr,
+    ticket: Ticket,
+    greeting: Greeting,
 }
 
 /// The TLS handshakes in progress, oldest first.
@@ -158,9 +169,7 @@ impl Handshakes {
         self: &Arc<Self>,
         acceptor: tokio_rustls::TlsAcceptor,
         limits: HandshakeLimits,
-        io: IdleTimeout<TcpStream>,
-        peer: SocketAddr,
-        slot: OwnedSemaphorePermit,
+        accepted: Accepted,
         ready: mpsc::Sender<Conn>,
     ) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -175,15 +184,17 @@ impl Handshakes {
         }
         let this = Arc::clone(self);
         let task = tokio::spawn(async move {
+            let Accepted {
+                io,
+                peer,
+                ticket,
+                greeting,
+            } = accepted;
             let handshake = tokio::time::timeout(limits.timeout, acceptor.accept(io)).await;
             this.finished(id);
             match handshake {
                 Ok(Ok(stream)) => {
-                    let conn = Conn {
-                        io: ConnIo::Tls(Box::new(stream)),
-                        peer,
-                        _slot: slot,
-                    };
+                    let conn = Conn::new(ConnIo::Tls(Box::new(stream)), peer, ticket, greeting);
                     // Fails only when the server has stopped.
                     let _ = ready.send(conn).await;
                 }
@@ -200,110 +211,6 @@ impl Handshakes {
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(at) = running.iter().position(|(entry, _)| *entry == id) {
             running.remove(at);
-        }
-    }
-
-    /// Aborts the oldest handshake in progress; false when there is none.
-    fn evict_oldest(&self) -> bool {
-        let oldest = self
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop_front();
-        oldest.map(|(_, task)| task.abort()).is_some()
-    }
-}
-
-/// An accepted connection: counted against `max_connections` until it is
-/// dropped, closed by the idle timeout when nothing moves.
-pub struct Conn {
-    io: ConnIo,
-    peer: SocketAddr,
-    _slot: OwnedSemaphorePermit,
-}
-
-enum ConnIo {
-    Plain(IdleTimeout<TcpStream>),
-    Tls(Box<TlsStream<IdleTimeout<TcpStream>>>),
-}
-
-impl Conn {
-    pub fn peer(&self) -> SocketAddr {
-        self.peer
-    }
-}
-
-/// What tonic puts in each request's extensions (so that
-/// `Request::remote_addr` works as with its own listener).
-impl tonic::transport::server::Connected for Conn {
-    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
-
-    fn connect_info(&self) -> Self::ConnectInfo {
-        let local_addr = match &self.io {
-            ConnIo::Plain(io) => io.get_ref().local_addr().ok(),
-            ConnIo::Tls(io) => io.get_ref().0.get_ref().local_addr().ok(),
-        };
-        tonic::transport::server::TcpConnectInfo {
-            local_addr,
-            remote_addr: Some(self.peer),
-        }
-    }
-}
-
-impl AsyncRead for Conn {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
-            ConnIo::Plain(io) => Pin::new(io).poll_read(cx, buf),
-            ConnIo::Tls(io) => Pin::new(io.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Conn {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().io {
-            ConnIo::Plain(io) => Pin::new(io).poll_write(cx, buf),
-            ConnIo::Tls(io) => Pin::new(io.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match &mut self.get_mut().io {
-            ConnIo::Plain(io) => Pin::new(io).poll_write_vectored(cx, bufs),
-            ConnIo::Tls(io) => Pin::new(io.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match &self.io {
-            ConnIo::Plain(io) => io.is_write_vectored(),
-            ConnIo::Tls(io) => io.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
-            ConnIo::Plain(io) => Pin::new(io).poll_flush(cx),
-            ConnIo::Tls(io) => Pin::new(io.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match &mut self.get_mut().io {
-            ConnIo::Plain(io) => Pin::new(io).poll_shutdown(cx),
-            ConnIo::Tls(io) => Pin::new(io.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -1,28 +1,41 @@
 //! What every listener shares below HTTP and gRPC: the accept loop
-//! (incoming.rs), the I/O idle timeout (idle.rs) and the HTTP/1 and
-//! HTTP/2 server the HTTP listeners run (http.rs).
+//! (incoming.rs), fair admission at `max_connections` (admission.rs, with
+//! each connection's activity.rs, requests counted by in_flight.rs), the
+//! I/O limits of a connection (watch.rs, preface.rs, conn.rs) and the
+//! HTTP/1 and HTTP/2 server the HTTP listeners run (http.rs).
 
+mod activity;
+mod admission;
+mod conn;
 mod http;
-mod idle;
+mod in_flight;
 mod incoming;
+mod preface;
+mod watch;
 
 use std::time::Duration;
 
 use crate::settings::server::{GrpcServerSettings, HttpConnectionSettings};
 
 pub(crate) use crate::tls::HandshakeLimits;
+pub(crate) use conn::Greeting;
 pub(crate) use http::{serve_http, serve_router, HttpLimits};
+pub(crate) use in_flight::TrackRequestsLayer;
 pub(crate) use incoming::Incoming;
 
 /// Limits on the connections of one listener.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectionLimits {
-    /// Connections open at once; at the cap the listener stops accepting
-    /// until one closes.
+    /// Connections open at once; at the cap, the least active one gives
+    /// way to a new one.
     pub max_connections: usize,
     /// A connection on which no byte moved either way for this long is
     /// closed.
     pub idle_timeout: Duration,
+    /// What a new connection must send to count as a client...
+    pub greeting: Greeting,
+    /// ...and how long after it was accepted.
+    pub greeting_timeout: Duration,
 }
 
 impl ConnectionLimits {
@@ -31,6 +44,8 @@ impl ConnectionLimits {
         Self {
             max_connections: count(settings.max_connections),
             idle_timeout: settings.idle_timeout.0,
+            greeting: Greeting::RequestHead,
+            greeting_timeout: settings.read_header_timeout.0,
         }
     }
 
@@ -39,6 +54,8 @@ impl ConnectionLimits {
         Self {
             max_connections: count(settings.max_connections),
             idle_timeout: settings.keepalive.max_connection_idle.0,
+            greeting: Greeting::Http2Preface,
+            greeting_timeout: settings.connection_timeout.0,
         }
     }
 }

@@ -21,6 +21,9 @@ pub const DEFAULT_READ_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long an HTTP connection may stay silent (confighttp's default).
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a new gRPC connection has to send the HTTP/2 preface, by
+/// default (grpc-go's is 120 s).
+pub const DEFAULT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest accepted request body by default.
 pub const DEFAULT_MAX_REQUEST_BODY_SIZE: ByteSize = ByteSize(20 << 20);
 
@@ -185,6 +188,9 @@ pub struct GrpcServerSettings {
     /// How long a request's message may take to arrive, from when its
     /// headers were read (or the client's `grpc-timeout`, if shorter).
     pub read_timeout: Duration,
+    /// How long a new connection has to finish its TLS handshake and send
+    /// the HTTP/2 preface and SETTINGS (grpc-go's `ConnectionTimeout`).
+    pub connection_timeout: Duration,
     pub keepalive: Keepalive,
     /// Server TLS; plaintext when absent.
     pub tls: Option<Box<ServerTlsConfig>>,
@@ -200,6 +206,7 @@ impl Default for GrpcServerSettings {
             max_concurrent_streams: 100,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             read_timeout: DEFAULT_READ_TIMEOUT,
+            connection_timeout: DEFAULT_CONNECTION_TIMEOUT,
             keepalive: Keepalive::default(),
             tls: None,
             auth: None,
@@ -218,6 +225,7 @@ impl GrpcServerSettings {
         );
         positive_count(&mut problems, "max_connections", self.max_connections);
         positive_duration(&mut problems, "read_timeout", self.read_timeout);
+        positive_duration(&mut problems, "connection_timeout", self.connection_timeout);
         positive_duration(
             &mut problems,
             "keepalive.max_connection_idle",

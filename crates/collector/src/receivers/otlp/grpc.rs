@@ -301,6 +301,7 @@ pub async fn serve(
         tls,
     );
     let router = tonic::transport::Server::builder()
+        .layer(crate::net::TrackRequestsLayer)
         .max_concurrent_streams(config.max_concurrent_streams)
         .http2_keepalive_interval(Some(config.keepalive.time.0))
         .http2_keepalive_timeout(Some(config.keepalive.timeout.0))
