@@ -7,6 +7,7 @@ mod extensions_in_process;
 mod forwarding;
 mod inspect;
 mod legacy_ingest;
+mod lockout_binary;
 mod memory_limiter_binary;
 mod otelcol_telemetry;
 mod pprof_extension_binary;
