@@ -76,9 +76,9 @@ fn http_export(address: SocketAddr, body: &[u8], wait: Duration) -> Result<u16, 
 
 /// 600 idle connections tried, past what the receivers take: the
 /// collector accepts up to its caps, the kernel completes more into the
-/// listen backlog.
-/// `/health`, `/ready` and the health_check extension answer, and real
-/// exports succeed over HTTP and gRPC, while the idle connections stay.
+/// listen backlog. `/health`, `/ready` and the health_check extension
+/// answer, and real exports succeed over HTTP and gRPC, while the idle
+/// connections stay open.
 #[test]
 fn under_a_descriptor_limit_health_answers_and_exports_get_through_idle_connections() {
     let collector = Collector::start_logged_with_open_files("descriptors-full", CONFIG, 512, 512);
