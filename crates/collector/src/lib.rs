@@ -5,6 +5,7 @@ mod client;
 pub mod component;
 pub mod components;
 pub mod config;
+pub mod descriptors;
 pub mod exporters;
 pub mod extensions;
 mod net;

@@ -13,10 +13,12 @@ use crate::component::listen::wait_for;
 pub use crate::component::{Endpoint, StartError};
 use crate::component::{ExtensionContext, Extensions, Host, ReceiverContext};
 use crate::components::Registry as Components;
+use crate::descriptors::{ConnectionPlan, DescriptorLimit, Reserve, PROCESS_RESERVE};
 use crate::pipeline::register_queue;
 use crate::pipeline::sending::{ExporterHelperConfig, QueueStorage, QueuedExporter};
 pub use crate::pipeline::Hooks;
 use crate::pipeline::{GateContext, Pipeline, PipelineHandle, PipelineProcessor, RequestPool};
+use crate::settings::server::ENDPOINT_MAX_CONNECTIONS;
 use crate::settings::telemetry::MetricsConfig;
 use crate::settings::{ComponentId, Config, ProcessorConfig};
 use crate::telemetry::instruments::register_process;
@@ -56,12 +58,20 @@ struct Telemetry {
 }
 
 pub async fn start(config: &Config) -> Result<Running, StartError> {
-    start_with(config, &Hooks::default()).await
+    start_with(config, &Hooks::default(), DescriptorLimit::current()).await
 }
 
 /// [`start`], with what the program running the collector lends its
-/// components (a `memory_limiter` releases memory through `hooks`).
-pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, StartError> {
+/// components (a `memory_limiter` releases memory through `hooks`) and
+/// the limit of open files it runs under, which caps the connections of
+/// receivers whose `max_connections` is not written.
+pub async fn start_with(
+    config: &Config,
+    hooks: &Hooks,
+    open_files: DescriptorLimit,
+) -> Result<Running, StartError> {
+    let connections = connection_plan(config, open_files);
+    connections.log();
     let registry = Registry::new();
     register_process(&registry);
     let telemetry_listener = match config.service.telemetry.metrics.endpoint() {
@@ -171,6 +181,7 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
             metrics: &registry,
             extensions: &extensions,
             stopped: stopped.clone(),
+            max_connections: connections.max_connections(),
         };
         let started = factory.start(receiver, context).await?;
         listening.extend(started.listening);
@@ -196,6 +207,61 @@ pub async fn start_with(config: &Config, hooks: &Hooks) -> Result<Running, Start
         extensions: running_extensions,
         telemetry,
     })
+}
+
+/// The receivers' connection caps under `limit`: see [`Reserve`] for what
+/// is kept out of them.
+fn connection_plan(config: &Config, limit: DescriptorLimit) -> ConnectionPlan {
+    let pipelines = &config.service.pipelines;
+    let receives = |id: &ComponentId| pipelines.iter().any(|(_, p)| p.receivers.contains(id));
+    let exports = |id: &ComponentId| pipelines.iter().any(|(_, p)| p.exporters.contains(id));
+    let listeners: Vec<(String, Option<u32>)> = config
+        .receivers
+        .iter()
+        .filter(|(id, _)| receives(id))
+        .flat_map(|(id, receiver)| {
+            let path = format!("receivers.{id}");
+            receiver.connection_caps().into_iter().map(move |cap| {
+                let name = if cap.section.is_empty() {
+                    path.clone()
+                } else {
+                    format!("{path}.{}", cap.section)
+                };
+                (name, cap.max_connections)
+            })
+        })
+        .collect();
+    let endpoint_cap = |cap: Option<u32>| u64::from(cap.unwrap_or(ENDPOINT_MAX_CONNECTIONS));
+    let extensions = config
+        .extensions
+        .iter()
+        .filter(|(id, _)| config.service.extensions.contains(id))
+        .flat_map(|(_, extension)| extension.connection_caps())
+        .map(|cap| endpoint_cap(cap.max_connections));
+    let metrics = &config.service.telemetry.metrics;
+    let telemetry = metrics
+        .endpoint()
+        .map(|_| endpoint_cap(metrics.connection.max_connections));
+    let consumers = config
+        .exporters
+        .iter()
+        .filter(|(id, _)| exports(id))
+        .filter_map(|(_, exporter)| Components.exporter(exporter.kind()).map(|f| (f, exporter)))
+        .map(|(factory, exporter)| {
+            let queue = factory.settings(exporter).sending_queue;
+            let consumers = if queue.enabled {
+                queue.num_consumers
+            } else {
+                1
+            };
+            u64::try_from(consumers).unwrap_or(u64::MAX)
+        });
+    let reserve = Reserve {
+        process: PROCESS_RESERVE,
+        exporters: consumers.fold(0, |sum, count| sum.saturating_add(count.saturating_mul(2))),
+        endpoints: extensions.chain(telemetry).fold(0, u64::saturating_add),
+    };
+    ConnectionPlan::derive(limit, reserve, &listeners)
 }
 
 /// Starts the extensions `service.extensions` lists, in its order.

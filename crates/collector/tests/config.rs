@@ -778,7 +778,7 @@ fn a_key_of_embedded_settings_written_alone_keeps_the_components_other_defaults(
     );
     let otlp = otlp_receiver(&config);
     let http = otlp.protocols.http.as_ref().map(|http| &http.listener);
-    assert_eq!(http.map(|l| l.connection.max_connections), Some(3));
+    assert_eq!(http.map(|l| l.connection.max_connections), Some(Some(3)));
     assert_eq!(
         http.map(|l| l.server.endpoint.as_str()),
         Some("127.0.0.1:4318")
@@ -818,7 +818,7 @@ fn a_key_of_embedded_settings_written_alone_keeps_the_components_other_defaults(
         .iter()
         .find_map(|(_, extension)| extension.options::<HealthCheckConfig>())
         .unwrap_or_else(|| panic!("no health_check extension"));
-    assert_eq!(health.connection.max_connections, 3);
+    assert_eq!(health.connection.max_connections, Some(3));
     assert_eq!(
         health.connection.read_header_timeout.0,
         Duration::from_secs(10)
@@ -838,7 +838,7 @@ fn a_key_of_embedded_settings_written_alone_keeps_the_components_other_defaults(
 
     let metrics = &config.service.telemetry.metrics;
     assert_eq!(metrics.connection.idle_timeout.0, Duration::from_secs(3));
-    assert_eq!(metrics.connection.max_connections, 64);
+    assert_eq!(metrics.connection.max_connections, Some(64));
 }
 
 /// A nested section that embeds settings (the OTLP receiver's

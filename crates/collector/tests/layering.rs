@@ -183,7 +183,7 @@ const LAYERS: &[&[&str]] = &[
     &["telemetry"],
     &["tls"],
     // What servers run; what clients connect with.
-    &["net", "client"],
+    &["net", "client", "descriptors"],
     // Queues, the exporter helper, and the Export and Processor traits.
     &["pipeline"],
     // The factory traits every component implements.

@@ -10,7 +10,7 @@ use anyhow::{anyhow, Context, Result};
 use clap::Args;
 
 use profbridge_collector::config::{load, units::parse_duration, Config};
-use profbridge_collector::service;
+use profbridge_collector::{descriptors, service};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -34,21 +34,29 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
         set_by = ?allocator.source,
         "allocator settings"
     );
+    let open_files = descriptors::raise_to_hard_limit().unwrap_or_else(|error| {
+        tracing::warn!(%error, "keeping the limit of open files");
+        descriptors::DescriptorLimit::current()
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(&config, args.shutdown_timeout))
+    runtime.block_on(serve(&config, open_files, args.shutdown_timeout))
 }
 
-async fn serve(config: &Config, shutdown_timeout: Duration) -> Result<ExitCode> {
+async fn serve(
+    config: &Config,
+    open_files: descriptors::DescriptorLimit,
+    shutdown_timeout: Duration,
+) -> Result<ExitCode> {
     // Listening for the signals before saying "ready": a SIGTERM right
     // after it must shut down cleanly, not end the process.
     let mut signals = Signals::listen()?;
     let hooks = service::Hooks {
         release_memory: Some(Arc::new(crate::allocator::release_memory)),
     };
-    let running = service::start_with(config, &hooks).await?;
+    let running = service::start_with(config, &hooks, open_files).await?;
     let mut stdout = std::io::stdout().lock();
     for endpoint in &running.listening {
         writeln!(

@@ -3,6 +3,7 @@
 mod allocator;
 mod convert;
 mod deploy;
+mod descriptors;
 mod extensions_in_process;
 mod forwarding;
 mod inspect;

@@ -1280,12 +1280,15 @@ fn get(address: SocketAddr, path: &str) -> (u16, String) {
 
 /// Issue 19, cases 4 and 5: more idle connections than the process has
 /// file descriptors. The accept loops back off instead of spinning, and
-/// once the idle connections time out, clients are served again.
+/// once the idle connections time out, clients are served again. The
+/// receivers' `max_connections` are written past the limit, so that
+/// accepting runs out of descriptors rather than stopping at caps
+/// derived from the limit.
 #[test]
 fn out_of_file_descriptors_the_collector_waits_and_recovers() {
     let collector = Collector::start_with_open_files(
         "serve-nofile",
-        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        keepalive:\n          max_connection_idle: 3s\n      http:\n        endpoint: 127.0.0.1:0\n        idle_timeout: 3s\n\
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n        max_connections: 1024\n        keepalive:\n          max_connection_idle: 3s\n      http:\n        endpoint: 127.0.0.1:0\n        max_connections: 1024\n        idle_timeout: 3s\n\
          exporters:\n  nop:\n\
          service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: 127.0.0.1:0\n      idle_timeout: 3s\n",
         64,

@@ -49,6 +49,9 @@ pub struct ReceiverContext<'a> {
     pub extensions: &'a Extensions,
     /// Turns true when the collector stops.
     pub stopped: watch::Receiver<bool>,
+    /// The cap of each of its listeners whose `max_connections` is not
+    /// written: derived at start from the file descriptor limit.
+    pub max_connections: usize,
 }
 
 /// What a started receiver runs and tells the start-up message.

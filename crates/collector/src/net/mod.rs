@@ -15,7 +15,9 @@ mod watch;
 
 use std::time::Duration;
 
-use crate::settings::server::{GrpcServerSettings, HttpConnectionSettings};
+use crate::settings::server::{
+    GrpcServerSettings, HttpConnectionSettings, ENDPOINT_MAX_CONNECTIONS,
+};
 
 pub(crate) use crate::tls::HandshakeLimits;
 pub(crate) use conn::Greeting;
@@ -39,20 +41,22 @@ pub struct ConnectionLimits {
 }
 
 impl ConnectionLimits {
-    /// The limits an HTTP listener's settings set.
-    pub(crate) fn of_http(settings: &HttpConnectionSettings) -> Self {
+    /// The limits an HTTP listener's settings set; `unwritten` is its cap
+    /// when they leave `max_connections` out.
+    pub(crate) fn of_http(settings: &HttpConnectionSettings, unwritten: usize) -> Self {
         Self {
-            max_connections: count(settings.max_connections),
+            max_connections: settings.max_connections.map_or(unwritten, count),
             idle_timeout: settings.idle_timeout.0,
             greeting: Greeting::RequestHead,
             greeting_timeout: settings.read_header_timeout.0,
         }
     }
 
-    /// The limits a gRPC listener's settings set.
-    pub(crate) fn of_grpc(settings: &GrpcServerSettings) -> Self {
+    /// The limits a gRPC listener's settings set; `unwritten` is its cap
+    /// when they leave `max_connections` out.
+    pub(crate) fn of_grpc(settings: &GrpcServerSettings, unwritten: usize) -> Self {
         Self {
-            max_connections: count(settings.max_connections),
+            max_connections: settings.max_connections.map_or(unwritten, count),
             idle_timeout: settings.keepalive.max_connection_idle.0,
             greeting: Greeting::Http2Preface,
             greeting_timeout: settings.connection_timeout.0,
@@ -63,10 +67,14 @@ impl ConnectionLimits {
 /// HTTP/2 streams one connection to an HTTP receiver may have open.
 const RECEIVER_MAX_CONCURRENT_STREAMS: u32 = 100;
 
-/// The connection and HTTP limits of an HTTP receiver's listener.
-pub(crate) fn receiver_limits(settings: &HttpConnectionSettings) -> (ConnectionLimits, HttpLimits) {
+/// The connection and HTTP limits of an HTTP receiver's listener, whose
+/// cap is `unwritten` when its settings leave `max_connections` out.
+pub(crate) fn receiver_limits(
+    settings: &HttpConnectionSettings,
+    unwritten: usize,
+) -> (ConnectionLimits, HttpLimits) {
     (
-        ConnectionLimits::of_http(settings),
+        ConnectionLimits::of_http(settings, unwritten),
         HttpLimits::of(settings, RECEIVER_MAX_CONCURRENT_STREAMS),
     )
 }
@@ -79,7 +87,7 @@ const ENDPOINT_MAX_CONCURRENT_STREAMS: u32 = 16;
 /// extension's listener.
 pub(crate) fn endpoint_limits(settings: &HttpConnectionSettings) -> (ConnectionLimits, HttpLimits) {
     (
-        ConnectionLimits::of_http(settings),
+        ConnectionLimits::of_http(settings, count(ENDPOINT_MAX_CONNECTIONS)),
         HttpLimits::of(settings, ENDPOINT_MAX_CONCURRENT_STREAMS),
     )
 }

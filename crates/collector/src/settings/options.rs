@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::parts::{EmbeddedPart, NestedSection};
 use super::problems::Problem;
 use super::refs::{ExtensionRef, ExtensionRole, OwnedFile};
-use super::server::HttpListener;
+use super::server::{HttpListener, ListenerCap};
 
 /// What every component's options tell the configuration checks.
 pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
@@ -25,6 +25,15 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
     fn listeners(&self) -> Vec<(String, String)> {
         self.http_listener()
             .map(|listener| ("endpoint".to_owned(), listener.server.endpoint.clone()))
+            .into_iter()
+            .collect()
+    }
+
+    /// The `max_connections` of each listener the options have, as
+    /// [`Self::listeners`] lists them.
+    fn connection_caps(&self) -> Vec<ListenerCap> {
+        self.http_listener()
+            .map(|listener| ListenerCap::at("", listener.connection.max_connections))
             .into_iter()
             .collect()
     }
@@ -86,6 +95,7 @@ trait AnyOptions: fmt::Debug + Send + Sync {
     fn same_as(&self, other: &dyn AnyOptions) -> bool;
     fn problems(&self) -> Vec<Problem>;
     fn listeners(&self) -> Vec<(String, String)>;
+    fn connection_caps(&self) -> Vec<ListenerCap>;
     fn owned_file(&self, id: &str) -> Option<OwnedFile>;
     fn extension_refs(&self) -> Vec<ExtensionRef>;
     fn roles(&self) -> &'static [ExtensionRole];
@@ -106,6 +116,10 @@ impl<T: Options> AnyOptions for T {
 
     fn listeners(&self) -> Vec<(String, String)> {
         Options::listeners(self)
+    }
+
+    fn connection_caps(&self) -> Vec<ListenerCap> {
+        Options::connection_caps(self)
     }
 
     fn owned_file(&self, id: &str) -> Option<OwnedFile> {
@@ -163,6 +177,10 @@ impl ComponentConfig {
 
     pub fn listeners(&self) -> Vec<(String, String)> {
         self.options.listeners()
+    }
+
+    pub fn connection_caps(&self) -> Vec<ListenerCap> {
+        self.options.connection_caps()
     }
 
     pub fn owned_file(&self, id: &str) -> Option<OwnedFile> {

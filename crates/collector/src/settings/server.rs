@@ -13,8 +13,12 @@ use super::tls::{security_problems, AuthConfig, ServerTlsConfig};
 use super::units::{ByteSize, Duration};
 use crate::keep_unwritten;
 
-/// Connections a receiver's listener holds at once, by default.
+/// Connections a receiver's listener holds at once, by default: the most
+/// a `max_connections` left unwritten is derived as (`descriptors`).
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+/// Connections the telemetry endpoint and each HTTP extension hold at
+/// once, by default.
+pub const ENDPOINT_MAX_CONNECTIONS: u32 = 64;
 /// How long a request's head may take (confighttp's default).
 pub const DEFAULT_READ_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a request's body may take, by default.
@@ -126,8 +130,8 @@ pub struct HttpConnectionSettings {
     /// closed.
     pub idle_timeout: Duration,
     /// Connections open at once; at the cap, accepting waits until one
-    /// closes.
-    pub max_connections: u32,
+    /// closes. A receiver's is derived at start when not written.
+    pub max_connections: Option<u32>,
 }
 
 impl Default for HttpConnectionSettings {
@@ -135,7 +139,7 @@ impl Default for HttpConnectionSettings {
         Self {
             read_header_timeout: DEFAULT_READ_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections: None,
         }
     }
 }
@@ -147,7 +151,7 @@ impl HttpConnectionSettings {
         Self {
             read_header_timeout: Duration::from_secs(10),
             idle_timeout,
-            max_connections: 64,
+            max_connections: Some(ENDPOINT_MAX_CONNECTIONS),
         }
     }
 
@@ -160,7 +164,7 @@ impl HttpConnectionSettings {
             self.read_header_timeout,
         );
         positive_duration(&mut problems, "idle_timeout", self.idle_timeout);
-        positive_count(&mut problems, "max_connections", self.max_connections);
+        positive_cap(&mut problems, self.max_connections);
         problems
     }
 }
@@ -183,8 +187,8 @@ pub struct GrpcServerSettings {
     /// Concurrent HTTP/2 streams per connection.
     pub max_concurrent_streams: u32,
     /// Connections open at once; at the cap, accepting waits until one
-    /// closes.
-    pub max_connections: u32,
+    /// closes. Derived at start when not written.
+    pub max_connections: Option<u32>,
     /// How long a request's message may take to arrive, from when its
     /// headers were read (or the client's `grpc-timeout`, if shorter).
     pub read_timeout: Duration,
@@ -204,7 +208,7 @@ impl Default for GrpcServerSettings {
             endpoint: "127.0.0.1:4317".to_owned(),
             max_recv_msg_size_mib: 16,
             max_concurrent_streams: 100,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections: None,
             read_timeout: DEFAULT_READ_TIMEOUT,
             connection_timeout: DEFAULT_CONNECTION_TIMEOUT,
             keepalive: Keepalive::default(),
@@ -223,7 +227,7 @@ impl GrpcServerSettings {
             "max_concurrent_streams",
             self.max_concurrent_streams,
         );
-        positive_count(&mut problems, "max_connections", self.max_connections);
+        positive_cap(&mut problems, self.max_connections);
         positive_duration(&mut problems, "read_timeout", self.read_timeout);
         positive_duration(&mut problems, "connection_timeout", self.connection_timeout);
         positive_duration(
@@ -275,5 +279,30 @@ fn positive_duration(problems: &mut Vec<Problem>, path: &str, value: Duration) {
 fn positive_count(problems: &mut Vec<Problem>, path: &str, value: u32) {
     if value == 0 {
         problems.push(Problem::new(path, "must be more than 0"));
+    }
+}
+
+fn positive_cap(problems: &mut Vec<Problem>, max_connections: Option<u32>) {
+    if let Some(value) = max_connections {
+        positive_count(problems, "max_connections", value);
+    }
+}
+
+/// One listener's `max_connections`, as the configuration has it: where
+/// its section is, under the component's own key (empty for the
+/// component's own keys), and the value written, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListenerCap {
+    pub section: String,
+    pub max_connections: Option<u32>,
+}
+
+impl ListenerCap {
+    /// The cap of the listener whose keys sit at `section`.
+    pub fn at(section: &str, max_connections: Option<u32>) -> Self {
+        Self {
+            section: section.to_owned(),
+            max_connections,
+        }
     }
 }

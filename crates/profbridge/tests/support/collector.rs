@@ -86,7 +86,17 @@ impl Collector {
         let data = dir.path().join("data");
         let path = dir.path().join("profbridge.yaml");
         std::fs::write(&path, config.replace("{data}", data.to_str().unwrap())).unwrap();
-        Self::spawn_with(dir, false, Some(open_files))
+        Self::spawn_with(dir, false, Some((open_files, open_files)))
+    }
+
+    /// [`Self::start_logged`] under a soft and a hard limit of file
+    /// descriptors, as `prlimit --nofile=SOFT:HARD` sets them.
+    pub fn start_logged_with_open_files(label: &str, config: &str, soft: u64, hard: u64) -> Self {
+        let dir = TempDir::new(label);
+        let data = dir.path().join("data");
+        let path = dir.path().join("profbridge.yaml");
+        std::fs::write(&path, config.replace("{data}", data.to_str().unwrap())).unwrap();
+        Self::spawn_with(dir, true, Some((soft, hard)))
     }
 
     /// The collector's process id, for /proc/PID.
@@ -98,7 +108,7 @@ impl Collector {
         Self::spawn_with(dir, log_to_file, None)
     }
 
-    fn spawn_with(dir: TempDir, log_to_file: bool, open_files: Option<u64>) -> Self {
+    fn spawn_with(dir: TempDir, log_to_file: bool, open_files: Option<(u64, u64)>) -> Self {
         let data = dir.path().join("data");
         let path = dir.path().join("profbridge.yaml");
         let stderr = if log_to_file {
@@ -115,9 +125,9 @@ impl Collector {
         let serve = ["serve", "--config", path.to_str().unwrap()];
         let mut command = match open_files {
             None => Command::new(binary),
-            Some(limit) => {
+            Some((soft, hard)) => {
                 let mut command = Command::new("prlimit");
-                command.arg(format!("--nofile={limit}:{limit}")).arg(binary);
+                command.arg(format!("--nofile={soft}:{hard}")).arg(binary);
                 command
             }
         };

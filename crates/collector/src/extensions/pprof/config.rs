@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::settings::server::HttpConnectionSettings;
+use crate::settings::server::{HttpConnectionSettings, ListenerCap};
 use crate::settings::units::Duration;
 use crate::settings::{EmbeddedPart, Options, OwnedFile, Problem};
 
@@ -86,6 +86,10 @@ impl Options for PprofConfig {
 
     fn listeners(&self) -> Vec<(String, String)> {
         vec![("endpoint".to_owned(), self.endpoint.clone())]
+    }
+
+    fn connection_caps(&self) -> Vec<ListenerCap> {
+        vec![ListenerCap::at("", self.connection.max_connections)]
     }
 
     fn owned_file(&self, _id: &str) -> Option<OwnedFile> {

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use crate::settings::server::HttpConnectionSettings;
+use crate::settings::server::{HttpConnectionSettings, ListenerCap};
 use crate::settings::units::Duration;
 use crate::settings::{EmbeddedPart, Options, Problem};
 
@@ -63,5 +63,9 @@ impl Options for ZPagesConfig {
 
     fn listeners(&self) -> Vec<(String, String)> {
         vec![("endpoint".to_owned(), self.endpoint.clone())]
+    }
+
+    fn connection_caps(&self) -> Vec<ListenerCap> {
+        vec![ListenerCap::at("", self.connection.max_connections)]
     }
 }

@@ -1,6 +1,6 @@
 use serde::Deserialize;
 
-use crate::settings::server::{GrpcServerSettings, HttpListener};
+use crate::settings::server::{GrpcServerSettings, HttpListener, ListenerCap};
 use crate::settings::{deserialize_embedding, options_key_paths};
 use crate::settings::{ExtensionRef, NestedSection};
 use crate::settings::{Options, Problem};
@@ -102,6 +102,18 @@ impl Options for OtlpReceiverConfig {
                 "protocols.http.endpoint".to_owned(),
                 http.listener.server.endpoint.clone(),
             )
+        });
+        grpc.chain(http).collect()
+    }
+
+    fn connection_caps(&self) -> Vec<ListenerCap> {
+        let grpc = self
+            .protocols
+            .grpc
+            .iter()
+            .map(|grpc| ListenerCap::at("protocols.grpc", grpc.max_connections));
+        let http = self.protocols.http.iter().map(|http| {
+            ListenerCap::at("protocols.http", http.listener.connection.max_connections)
         });
         grpc.chain(http).collect()
     }

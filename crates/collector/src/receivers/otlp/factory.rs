@@ -6,6 +6,7 @@ use crate::component::listen::Server;
 use crate::component::{
     ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
 };
+use crate::net::{receiver_limits, ConnectionLimits};
 use crate::settings::server::GrpcServerSettings;
 use crate::tls::Alpn;
 
@@ -24,24 +25,30 @@ impl ReceiverFactory for OtlpReceiverFactory {
             let mut started = StartedReceiver::default();
             if let Some(config) = &options.protocols.grpc {
                 let owned = config.clone();
+                let limits = ConnectionLimits::of_grpc(config, context.max_connections);
                 grpc_server(context.id, config)
                     .start(
                         &context,
                         &mut started,
                         |listener, pipelines, metrics, security, shutdown| {
-                            grpc::serve(listener, owned, pipelines, metrics, security, shutdown)
+                            grpc::serve(
+                                listener, owned, limits, pipelines, metrics, security, shutdown,
+                            )
                         },
                     )
                     .await?;
             }
             if let Some(config) = &options.protocols.http {
                 let owned = config.clone();
+                let limits = receiver_limits(&config.listener.connection, context.max_connections);
                 http_server(context.id, config)
                     .start(
                         &context,
                         &mut started,
                         |listener, pipelines, metrics, security, shutdown| {
-                            http::serve(listener, owned, pipelines, metrics, security, shutdown)
+                            http::serve(
+                                listener, owned, limits, pipelines, metrics, security, shutdown,
+                            )
                         },
                     )
                     .await?;

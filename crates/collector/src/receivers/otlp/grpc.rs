@@ -16,7 +16,7 @@ use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesSer
 
 use super::compression::{decompress, decompressed_size_estimate, DecompressError};
 use super::decompressed::DecompressedBuffers;
-use crate::net::Incoming;
+use crate::net::{ConnectionLimits, Incoming};
 use crate::pipeline::{pooled_request, PipelineHandle};
 use crate::protocol::admission::{declared_length, RETRY_AFTER};
 use crate::protocol::compression::Compression;
@@ -275,6 +275,7 @@ fn unavailable() -> Status {
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: GrpcServerSettings,
+    connections: ConnectionLimits,
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
     security: Security,
@@ -295,11 +296,7 @@ pub async fn serve(
     // certificate files apply to new connections; plain or TLS, the one
     // accept loop backs off on errors, caps the connections, sets
     // TCP_NODELAY and closes idle connections.
-    let incoming = Incoming::new(
-        listener,
-        crate::net::ConnectionLimits::of_grpc(&config),
-        tls,
-    );
+    let incoming = Incoming::new(listener, connections, tls);
     let router = tonic::transport::Server::builder()
         .layer(crate::net::TrackRequestsLayer)
         .max_concurrent_streams(config.max_concurrent_streams)

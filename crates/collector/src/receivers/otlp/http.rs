@@ -20,7 +20,7 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, ExportProfilesSer
 use super::compression::{decompress, decompressed_size_estimate, DecompressError};
 use super::config::HttpConfig;
 use super::decompressed::DecompressedBuffers;
-use crate::net::serve_router;
+use crate::net::{serve_router, ConnectionLimits, HttpLimits};
 use crate::pipeline::{pooled_request, PipelineHandle};
 use crate::protocol::admission::{declared_length, RETRY_AFTER};
 use crate::protocol::compression::Compression;
@@ -77,6 +77,7 @@ pub fn router(
 pub async fn serve(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
+    limits: (ConnectionLimits, HttpLimits),
     pipelines: Arc<[PipelineHandle]>,
     metrics: ReceiverMetrics,
     security: Security,
@@ -90,7 +91,6 @@ pub async fn serve(
         metrics,
         drain_limit,
     );
-    let limits = crate::net::receiver_limits(&config.listener.connection);
     serve_router(listener, router, security, limits, shutdown).await
 }
 

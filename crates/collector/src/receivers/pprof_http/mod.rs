@@ -45,9 +45,12 @@ pub(crate) struct Intake {
 }
 
 impl Intake {
-    /// What a receiver listening with `listener` hands its requests to.
+    /// What a receiver listening with `listener` hands its requests to;
+    /// `unwritten` is the listener's cap when it leaves `max_connections`
+    /// out.
     pub fn new(
         listener: &HttpListener,
+        unwritten: usize,
         pipelines: Arc<[PipelineHandle]>,
         metrics: ReceiverMetrics,
     ) -> Self {
@@ -57,7 +60,7 @@ impl Intake {
             max_body: usize::try_from(listener.server.max_request_body_size.0)
                 .unwrap_or(usize::MAX),
             read_timeout: listener.server.read_timeout.0,
-            limits: crate::net::receiver_limits(&listener.connection),
+            limits: crate::net::receiver_limits(&listener.connection, unwritten),
         }
     }
 
@@ -208,12 +211,13 @@ pub(crate) async fn start(
 ) -> Result<StartedReceiver, StartError> {
     let mut started = StartedReceiver::default();
     let owned = listener.clone();
+    let unwritten = context.max_connections;
     Server::http(listener, what)
         .start(
             &context,
             &mut started,
             move |socket, pipelines, metrics, security, shutdown| {
-                let intake = Intake::new(&owned, pipelines, metrics);
+                let intake = Intake::new(&owned, unwritten, pipelines, metrics);
                 serve(socket, routes, intake, security, shutdown)
             },
         )
