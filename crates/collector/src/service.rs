@@ -77,7 +77,7 @@ pub async fn start_with(
     let telemetry_listener = match config.service.telemetry.metrics.endpoint() {
         None => None,
         Some(address) => Some(
-            tokio::net::TcpListener::bind(address.as_str())
+            crate::net::bind(address.as_str())
                 .await
                 .map_err(|error| StartError::Telemetry { address, error })?,
         ),

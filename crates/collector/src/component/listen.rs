@@ -134,7 +134,7 @@ fn over_tls(security: &Security) -> &'static str {
 }
 
 async fn bind(id: &str, endpoint: &str) -> Result<TcpListener, StartError> {
-    TcpListener::bind(endpoint)
+    crate::net::bind(endpoint)
         .await
         .map_err(|error| StartError::Listen {
             id: id.to_owned(),

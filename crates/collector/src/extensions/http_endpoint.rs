@@ -15,7 +15,7 @@ pub async fn bind(
     context: &ExtensionContext<'_>,
     endpoint: &str,
 ) -> Result<TcpListener, StartError> {
-    TcpListener::bind(endpoint).await.map_err(|error| {
+    crate::net::bind(endpoint).await.map_err(|error| {
         StartError::extension(
             context.id,
             CannotListen {

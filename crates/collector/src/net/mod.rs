@@ -2,10 +2,12 @@
 //! (incoming.rs), fair admission at `max_connections` (admission.rs, with
 //! each connection's activity.rs, requests counted by in_flight.rs), the
 //! I/O limits of a connection (watch.rs, preface.rs, conn.rs) and the
-//! HTTP/1 and HTTP/2 server the HTTP listeners run (http.rs).
+//! HTTP/1 and HTTP/2 server the HTTP listeners run (http.rs); listeners
+//! are bound with the kernel's largest accept queue (bind.rs).
 
 mod activity;
 mod admission;
+mod bind;
 mod conn;
 mod http;
 mod in_flight;
@@ -20,6 +22,7 @@ use crate::settings::server::{
 };
 
 pub(crate) use crate::tls::HandshakeLimits;
+pub(crate) use bind::bind;
 pub(crate) use conn::Greeting;
 pub(crate) use http::{serve_http, serve_router, HttpLimits};
 pub(crate) use in_flight::TrackRequestsLayer;
