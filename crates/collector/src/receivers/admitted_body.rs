@@ -15,6 +15,7 @@ use http_body_util::BodyExt;
 use tonic::codegen::{Body, StdError};
 
 use crate::pipeline::PipelineHandle;
+use crate::protocol::grpc_unary::{message_length, PREFIX_LEN};
 use crate::receivers::intake::{admit, Admission};
 use crate::telemetry::ReceiverMetrics;
 
@@ -54,7 +55,40 @@ where
     B: Body<Data = Bytes> + Unpin,
     B::Error: Into<StdError>,
 {
-    let declared = declared.and_then(|length| usize::try_from(length).ok());
+    read(body, declared, Framing::Plain, budget).await
+}
+
+/// [`read_admitted`] for the body of a unary gRPC call: without a declared
+/// length, the message prefix sizes its blocks once it has arrived.
+pub async fn read_admitted_grpc<B>(
+    body: &mut B,
+    declared: Option<u64>,
+    budget: &BodyBudget<'_>,
+) -> Result<(Bytes, Admission), BodyError>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<StdError>,
+{
+    read(body, declared, Framing::GrpcUnary, budget).await
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Plain,
+    GrpcUnary,
+}
+
+async fn read<B>(
+    body: &mut B,
+    declared: Option<u64>,
+    framing: Framing,
+    budget: &BodyBudget<'_>,
+) -> Result<(Bytes, Admission), BodyError>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<StdError>,
+{
+    let mut declared = declared.and_then(|length| usize::try_from(length).ok());
     if declared.is_some_and(|length| length > budget.limit) {
         return Err(BodyError::TooLarge {
             limit: budget.limit,
@@ -90,6 +124,11 @@ where
             });
         }
         blocks.extend(&data, declared, budget)?;
+        if declared.is_none() && framing == Framing::GrpcUnary {
+            declared = blocks
+                .prefix()
+                .map(|prefix| message_length(&prefix).saturating_add(PREFIX_LEN));
+        }
     }
     blocks.join(budget.metrics)
 }
@@ -151,6 +190,16 @@ impl Blocks {
             _ => self.len.max(pending),
         };
         wanted.min(BLOCK).min(limit.saturating_sub(self.len))
+    }
+
+    /// The first bytes of the body, once they have arrived.
+    fn prefix(&self) -> Option<[u8; PREFIX_LEN]> {
+        let mut prefix = [0; PREFIX_LEN];
+        let mut arrived = self.full.iter().chain([&self.current]).flatten();
+        for byte in &mut prefix {
+            *byte = *arrived.next()?;
+        }
+        Some(prefix)
     }
 
     /// The body in one buffer. Joining blocks holds the blocks and the
@@ -299,6 +348,25 @@ mod tests {
         assert_eq!(handles[0].budget().used(), 4 << 16);
         drop(admission);
         assert_eq!(handles[0].budget().used(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_grpc_message_prefix_sizes_the_blocks_after_it() {
+        let pipeline = Pipeline::start("profiles", Vec::new(), Vec::new(), 64 << 20, 8);
+        let handles = [pipeline.handle()];
+        let metrics = ReceiverMetrics::new(&Registry::new(), "otlp", "grpc");
+        let spec = budget(&handles, &metrics, 32 << 20, Duration::from_secs(5));
+        let message = 2usize << 20;
+        let mut parts: Vec<Result<Bytes, std::io::Error>> = vec![Ok(Bytes::from(
+            [&[0u8][..], &u32::try_from(message).unwrap().to_be_bytes()].concat(),
+        ))];
+        parts.extend((0..message >> 16).map(|_| Ok(Bytes::from(vec![7u8; 1 << 16]))));
+        let mut body = axum::body::Body::from_stream(tonic::codegen::tokio_stream::iter(parts));
+        let (bytes, admission) = read_admitted_grpc(&mut body, None, &spec).await.unwrap();
+        assert_eq!(bytes.len(), PREFIX_LEN + message);
+        // The prefix's own block, then two of a megabyte; joined.
+        assert_eq!(handles[0].budget().used(), 2 * (PREFIX_LEN + message));
+        drop(admission);
     }
 
     #[tokio::test]
