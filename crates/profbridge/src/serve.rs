@@ -29,9 +29,11 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     let config = load(args.config.as_deref())
         .map_err(|errors| anyhow!("invalid configuration:\n{errors}"))?;
     crate::logs::init(&config.service.telemetry.logs)?;
+    crate::allocator::start_purging().context("starting the allocator's purge thread")?;
     tracing::debug!(
         purge_delay_ms = allocator.purge_delay_ms,
         set_by = ?allocator.source,
+        purge_interval_ms = crate::allocator::PURGE_INTERVAL.as_millis(),
         "allocator settings"
     );
     let open_files = descriptors::raise_to_hard_limit().unwrap_or_else(|error| {

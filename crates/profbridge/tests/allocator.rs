@@ -64,6 +64,7 @@ fn serve_sets_a_50_ms_purge_delay_in_process() {
     let line = allocator_log_line(&[]);
     assert!(line.contains("purge_delay_ms=50"), "{line}");
     assert!(line.contains("set_by=Collector"), "{line}");
+    assert!(line.contains("purge_interval_ms=100"), "{line}");
 }
 
 #[test]

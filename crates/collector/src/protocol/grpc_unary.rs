@@ -77,6 +77,12 @@ pub fn grpc_timeout(headers: &HeaderMap) -> Option<std::time::Duration> {
     })
 }
 
+/// The length of the message a prefix introduces.
+pub fn message_length(prefix: &[u8; PREFIX_LEN]) -> usize {
+    let [_, length @ ..] = *prefix;
+    usize::try_from(u32::from_be_bytes(length)).unwrap_or(usize::MAX)
+}
+
 /// The one message in a request body, and how it is compressed: as the
 /// request's `grpc-encoding` says when its compressed flag is set.
 pub fn parse_unary(body: Bytes, encoding: Compression) -> Result<(Compression, Bytes), FrameError> {
@@ -86,8 +92,8 @@ pub fn parse_unary(body: Bytes, encoding: Compression) -> Result<(Compression, B
             short => FrameError::TruncatedPrefix(short),
         });
     };
-    let [flag, length @ ..] = *prefix;
-    let declared = usize::try_from(u32::from_be_bytes(length)).unwrap_or(usize::MAX);
+    let [flag, ..] = *prefix;
+    let declared = message_length(prefix);
     let actual = body.len().saturating_sub(PREFIX_LEN);
     if declared > actual {
         return Err(FrameError::LengthMismatch { declared, actual });

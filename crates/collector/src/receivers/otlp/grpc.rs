@@ -24,7 +24,7 @@ use crate::protocol::grpc_unary::{
     grpc_timeout, parse_unary, reply, request_compression, FrameError, PREFIX_LEN,
 };
 use crate::protocol::retry_info;
-use crate::receivers::admitted_body::{read_admitted, BodyBudget, BodyError};
+use crate::receivers::admitted_body::{read_admitted_grpc, BodyBudget, BodyError};
 use crate::receivers::intake::{
     any_full, intake, settle, Admission, Decision, Outcome, DECODED_BYTES_PER_PROTOBUF_BYTE,
 };
@@ -131,7 +131,7 @@ impl ExportServer {
             timeout,
         };
         let mut body = Box::pin(body);
-        let (body, admission) = match read_admitted(&mut body, declared, &budget).await {
+        let (body, admission) = match read_admitted_grpc(&mut body, declared, &budget).await {
             Ok(read) => read,
             Err(BodyError::TooLarge { .. }) => {
                 return Err(self.undecodable(Status::resource_exhausted(format!(
