@@ -1109,8 +1109,9 @@ fn stalled_bodies_stay_inside_the_budget_and_are_timed_out() {
     let before = proc_status_kib(pid, "VmHWM");
     let resident_before = proc_status_kib(pid, "VmRSS");
 
-    // 40 HTTP requests (a quarter to the pprof receiver) declaring 20 MB
-    // and sending 19 MB.
+    // Together: 40 HTTP requests (a quarter to the pprof receiver)
+    // declaring 20 MB and sending 19 MB, and 2 gRPC connections × 20
+    // streams × 15 MB that never finish.
     let posts: Vec<_> = (0..40)
         .map(|i| {
             let (address, path) = if i % 4 == 0 {
@@ -1121,8 +1122,20 @@ fn stalled_bodies_stay_inside_the_budget_and_are_timed_out() {
             std::thread::spawn(move || stalled_post(address, path, 20_000_000, 19_000_000))
         })
         .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let calls = runtime.block_on(async {
+        let (first, second) = tokio::join!(
+            stalled_grpc_streams(grpc, 20),
+            stalled_grpc_streams(grpc, 20)
+        );
+        first.into_iter().chain(second).collect::<Vec<_>>()
+    });
     let answers: Vec<_> = posts.into_iter().map(|p| p.join().unwrap()).collect();
-    let after_http = proc_status_kib(pid, "VmHWM");
+    let after = proc_status_kib(pid, "VmHWM");
     for (status, head, elapsed) in &answers {
         assert!(
             matches!(status, 408 | 503),
@@ -1138,39 +1151,22 @@ fn stalled_bodies_stay_inside_the_budget_and_are_timed_out() {
             "answered after {elapsed:.1}s: {head}"
         );
     }
-    assert!(
-        answers.iter().any(|(status, ..)| *status == 408),
-        "{answers:?}"
-    );
-    assert!(
-        answers.iter().any(|(status, ..)| *status == 503),
-        "{answers:?}"
-    );
-
-    // 2 gRPC connections × 20 streams × 15 MB that never finish.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let calls = runtime.block_on(async {
-        let (first, second) = tokio::join!(
-            stalled_grpc_streams(grpc, 20),
-            stalled_grpc_streams(grpc, 20)
-        );
-        first.into_iter().chain(second).collect::<Vec<_>>()
-    });
-    let after = proc_status_kib(pid, "VmHWM");
     for (code, elapsed) in &calls {
         // UNAVAILABLE (14) past the budget, DEADLINE_EXCEEDED (4) at
         // read_timeout.
         assert!(matches!(code.as_str(), "4" | "14"), "{calls:?}");
         assert!(*elapsed < READ_TIMEOUT_SECS + 15.0, "{calls:?}");
     }
-    assert!(calls.iter().any(|(code, _)| code == "4"), "{calls:?}");
-    assert!(calls.iter().any(|(code, _)| code == "14"), "{calls:?}");
+    // Both answers were given: some bodies were held until read_timeout,
+    // others refused at the budget (which of HTTP and gRPC got there first
+    // varies from run to run).
+    let timed_out = answers.iter().filter(|(status, ..)| *status == 408).count()
+        + calls.iter().filter(|(code, _)| code == "4").count();
+    let refused = answers.iter().filter(|(status, ..)| *status == 503).count()
+        + calls.iter().filter(|(code, _)| code == "14").count();
+    assert!(timed_out > 0 && refused > 0, "{answers:?} {calls:?}");
     eprintln!(
-        "VmHWM: {before} kB at start, {after_http} kB after the HTTP bodies, {after} kB after the gRPC streams"
+        "VmHWM: {before} kB at start, {after} kB after the HTTP bodies and gRPC streams ({timed_out} timed out, {refused} refused)"
     );
     // The budget, plus a margin for connections, buffers and memory the
     // allocator has not given back yet: growth of 80 to 90 MiB is seen (it
