@@ -3,7 +3,7 @@
 mod allocator;
 mod convert;
 mod deploy;
-mod descriptors;
+mod descriptors_binary;
 mod extensions_in_process;
 mod forwarding;
 mod inspect;

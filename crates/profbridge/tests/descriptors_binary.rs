@@ -74,11 +74,11 @@ fn http_export(address: SocketAddr, body: &[u8], wait: Duration) -> Result<u16, 
         .ok_or_else(|| format!("not an HTTP answer: {text:?}"))
 }
 
-/// 600 idle connections tried, past what the receivers take: the
-/// collector accepts up to its caps, the kernel completes more into the
-/// listen backlog. `/health`, `/ready` and the health_check extension
-/// answer, and real exports succeed over HTTP and gRPC, while the idle
-/// connections stay open.
+/// 600 idle connections, twice what the receivers' derived caps take:
+/// each receiver holds its cap and closes the oldest silent connection
+/// for each new one (fair admission), so descriptors never run out.
+/// `/health`, `/ready` and the health_check extension answer, and real
+/// exports succeed over HTTP and gRPC while the flood is held.
 #[test]
 fn under_a_descriptor_limit_health_answers_and_exports_get_through_idle_connections() {
     let collector = Collector::start_logged_with_open_files("descriptors-full", CONFIG, 512, 512);
