@@ -138,6 +138,11 @@ where
 /// next body instead of leaving holes in pages shared with other blocks.
 const BLOCK: usize = 1 << 20;
 
+/// Smallest block, unless the declared length is shorter: what a body's
+/// first bytes may hold. Blocks from this size up are each given pages of
+/// their own by mimalloc (its medium objects, up to 128 KiB, share pages).
+const FIRST_BLOCK: usize = 256 << 10;
+
 /// A body as it arrives, and the room its blocks hold.
 struct Blocks {
     admission: Admission,
@@ -180,14 +185,17 @@ impl Blocks {
         Ok(())
     }
 
-    /// The size of the next block: up to the declared length when there
-    /// is one, else as much as has arrived so far (doubling the total, as
-    /// a growing buffer would) or the chunk at hand if larger; never more
-    /// than [`BLOCK`], nor past the limit, which `pending` is within.
+    /// The size of the next block: as much as has arrived so far
+    /// (doubling the total, as a growing buffer would), the chunk at hand
+    /// if larger, and at least [`FIRST_BLOCK`]; never past the declared
+    /// length, [`BLOCK`] or the limit (which `pending` is within). A
+    /// declared length only caps a block: a client that declares 20 MB
+    /// and sends one byte holds one small block, not a large one.
     fn next_block(&self, pending: usize, declared: Option<usize>, limit: usize) -> usize {
+        let grown = self.len.max(pending).max(FIRST_BLOCK);
         let wanted = match declared {
-            Some(declared) if declared > self.len => declared - self.len,
-            _ => self.len.max(pending),
+            Some(declared) if declared > self.len => grown.min(declared - self.len),
+            _ => grown,
         };
         wanted.min(BLOCK).min(limit.saturating_sub(self.len))
     }
@@ -274,23 +282,33 @@ mod tests {
 
     #[tokio::test]
     async fn bytes_are_held_as_they_arrive_and_refused_past_the_budget() {
-        let pipeline = Pipeline::start("profiles", Vec::new(), Vec::new(), 100, 8);
+        let room = FIRST_BLOCK + 100;
+        let pipeline = Pipeline::start("profiles", Vec::new(), Vec::new(), room, 8);
         let handles = [pipeline.handle()];
         let metrics = ReceiverMetrics::new(&Registry::new(), "otlp", "http");
         let held = handles[0].budget().try_reserve(60).unwrap();
-        let spec = budget(&handles, &metrics, 1000, Duration::from_secs(5));
+        let spec = budget(&handles, &metrics, 1 << 20, Duration::from_secs(5));
+        // Undeclared, the first bytes take a first block.
         let (bytes, admission) =
             read_admitted(&mut Full::new(Bytes::from(vec![1u8; 30])), None, &spec)
                 .await
                 .unwrap();
         assert_eq!(bytes.len(), 30);
-        assert_eq!(handles[0].budget().used(), 90);
-        drop(admission);
+        assert_eq!(handles[0].budget().used(), 60 + FIRST_BLOCK);
         let error =
             refused(read_admitted(&mut Full::new(Bytes::from(vec![1u8; 50])), None, &spec).await);
         assert!(matches!(error, BodyError::Unavailable), "{error:?}");
-        // A declared length is not held before its bytes come: a client
-        // that declares more than there is room for and stalls holds nothing.
+        drop(admission);
+        // A declared length caps the block, and is not held before its
+        // bytes come: a client that declares more than there is room for
+        // and stalls holds nothing.
+        let (bytes, admission) =
+            read_admitted(&mut Full::new(Bytes::from(vec![1u8; 30])), Some(30), &spec)
+                .await
+                .unwrap();
+        assert_eq!(bytes.len(), 30);
+        assert_eq!(handles[0].budget().used(), 90);
+        drop(admission);
         let (bytes, admission) = read_admitted(&mut Full::new(Bytes::new()), Some(50), &spec)
             .await
             .unwrap();
@@ -299,9 +317,10 @@ mod tests {
         drop(admission);
         drop(held);
         assert_eq!(handles[0].budget().used(), 0);
-        let error = refused(read_admitted(&mut Full::new(Bytes::new()), Some(1001), &spec).await);
+        let error =
+            refused(read_admitted(&mut Full::new(Bytes::new()), Some((1 << 20) + 1), &spec).await);
         assert!(
-            matches!(error, BodyError::TooLarge { limit: 1000 }),
+            matches!(error, BodyError::TooLarge { limit: 1_048_576 }),
             "{error:?}"
         );
     }
@@ -323,9 +342,9 @@ mod tests {
         let handles = [pipeline.handle()];
         let metrics = ReceiverMetrics::new(&Registry::new(), "otlp", "http");
         let spec = budget(&handles, &metrics, 32 << 20, Duration::from_secs(5));
-        // Undeclared, blocks double the total so far up to a megabyte:
-        // 64 KiB twice, then 128, 256 and 512 KiB, then two of 1 MiB, which
-        // are then joined in a copy of 3 MiB.
+        // Undeclared, blocks double the total so far up to a megabyte, from
+        // 256 KiB: 256 KiB twice, then 512 KiB, then two of 1 MiB, which are
+        // then joined in a copy of 3 MiB.
         let (mut body, whole) = chunked(48);
         let (bytes, admission) = read_admitted(&mut body, None, &spec).await.unwrap();
         assert_eq!(bytes, whole);
@@ -339,13 +358,13 @@ mod tests {
         assert_eq!(bytes, whole);
         assert_eq!(handles[0].budget().used(), 2 * (40 << 16));
         drop(admission);
-        // A body that fits in one block is not copied.
-        let (mut body, whole) = chunked(4);
-        let (bytes, admission) = read_admitted(&mut body, Some(4 << 16), &spec)
+        // A body that fits in its first block is not copied.
+        let (mut body, whole) = chunked(1);
+        let (bytes, admission) = read_admitted(&mut body, Some(1 << 16), &spec)
             .await
             .unwrap();
         assert_eq!(bytes, whole);
-        assert_eq!(handles[0].budget().used(), 4 << 16);
+        assert_eq!(handles[0].budget().used(), 1 << 16);
         drop(admission);
         assert_eq!(handles[0].budget().used(), 0);
     }
@@ -383,6 +402,27 @@ mod tests {
         assert!(matches!(error, BodyError::Unavailable), "{error:?}");
         assert_eq!(handles[0].budget().used(), 1 << 20);
         drop(held);
+    }
+
+    #[tokio::test]
+    async fn a_large_declared_length_holds_only_a_first_block_for_one_byte() {
+        let pipeline = Pipeline::start("profiles", Vec::new(), Vec::new(), 64 << 20, 8);
+        let handles = [pipeline.handle()];
+        let metrics = ReceiverMetrics::new(&Registry::new(), "otlp", "http");
+        let spec = budget(&handles, &metrics, 32 << 20, Duration::from_millis(300));
+        let first: Result<Bytes, std::io::Error> = Ok(Bytes::from_static(b"a"));
+        let stalled = tonic::codegen::tokio_stream::StreamExt::chain(
+            tonic::codegen::tokio_stream::iter(vec![first]),
+            tonic::codegen::tokio_stream::pending(),
+        );
+        let mut body = axum::body::Body::from_stream(stalled);
+        let (read, held) = tokio::join!(read_admitted(&mut body, Some(20_000_000), &spec), async {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            handles[0].budget().used()
+        });
+        assert!(matches!(read, Err(BodyError::TimedOut(_))));
+        assert_eq!(held, FIRST_BLOCK);
+        assert_eq!(handles[0].budget().used(), 0);
     }
 
     #[tokio::test]
