@@ -1155,9 +1155,10 @@ fn an_http_connection_without_a_request_head_is_closed_at_read_header_timeout() 
 }
 
 /// At `max_connections: 4`, an upload sent a byte at a time is in flight
-/// while silent connections arrive faster than it progresses and curl
-/// exports: curl gets in (a silent connection made room), and the upload,
-/// never the one evicted, is answered 200 and its profiles arrive.
+/// while keep-alive connections that made one request and idle arrive
+/// faster than it progresses, and curl exports: curl gets in (an idle
+/// connection made room), and the upload, never the one evicted, is
+/// answered 200 and its profiles arrive.
 #[test]
 fn a_request_in_flight_is_never_evicted() {
     let Some(curl_path) = require_tool("curl", &["--version"], PURPOSE) else {
@@ -1211,18 +1212,30 @@ fn a_request_in_flight_is_never_evicted() {
         })
     };
 
-    // The flood: a silent connection every 50 ms for 2 s, all held; the
-    // upload sends a byte every 200 ms meanwhile.
+    // The flood: a connection every 50 ms for 2 s, each making one
+    // keep-alive request (a 404) and then idling, all held; the upload
+    // sends a byte every 200 ms meanwhile. Each of them ended its request
+    // after the upload's connection was accepted, so the upload is the
+    // longest idle but for its request in flight: it is what would give
+    // way if requests in flight were not spared.
     let mut flood = Vec::new();
     let mut refused = Vec::new();
     for _ in 0..40 {
         match TcpStream::connect_timeout(&http, FLOOD_CONNECT_WAIT) {
-            Ok(stream) => flood.push(stream),
+            Ok(mut stream) => {
+                let asked = stream.write_all(
+                    format!("GET /nothing-here HTTP/1.1\r\nHost: {http}\r\n\r\n").as_bytes(),
+                );
+                match asked {
+                    Ok(()) => flood.push(stream),
+                    Err(error) => refused.push(error.to_string()),
+                }
+            }
             Err(error) => refused.push(error.to_string()),
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    // The listener is full: the upload and silent connections.
+    // The listener is full: the upload and idle keep-alive connections.
     let held = held_by_server(http);
     assert!(
         held >= 4,
@@ -1258,8 +1271,8 @@ fn a_request_in_flight_is_never_evicted() {
 
     assert!(
         curl_outcome.result.is_ok(),
-        "at max_connections 4, with the upload in flight and {} silent connections, curl must get in \
-         within {CLIENT_DEADLINE_SECS} s (a silent connection evicted): {:?}; the upload: {uploaded:?}, answered {answered:?}",
+        "at max_connections 4, with the upload in flight and {} idle connections, curl must get in \
+         within {CLIENT_DEADLINE_SECS} s (an idle connection evicted): {:?}; the upload: {uploaded:?}, answered {answered:?}",
         flood.len(),
         curl_outcome.result
     );

@@ -1,16 +1,17 @@
 //! Counts each request as in flight on its connection from when its
-//! head arrives until its response is ready, so that fair admission
-//! never closes a connection that is serving one.
+//! head arrives until its response's body has been sent (or dropped), so
+//! that fair admission never closes a connection that is serving one.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use tonic::codegen::http::Request;
+use http_body::{Body, Frame, SizeHint};
+use tonic::codegen::http::{Request, Response};
 use tower_service::Service;
 
-use super::activity::Activity;
+use super::activity::{Activity, RequestGuard};
 use super::conn::ConnInfo;
 
 /// Wraps a service: for the HTTP listeners one per connection, for gRPC
@@ -32,14 +33,14 @@ impl<S> TrackRequests<S> {
     }
 }
 
-impl<S, B> Service<Request<B>> for TrackRequests<S>
+impl<S, B, ResponseBody> Service<Request<B>> for TrackRequests<S>
 where
-    S: Service<Request<B>>,
+    S: Service<Request<B>, Response = Response<ResponseBody>>,
     S::Future: Send + 'static,
 {
-    type Response = S::Response;
+    type Response = Response<Guarded<ResponseBody>>;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<S::Response, S::Error>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -55,10 +56,39 @@ where
         let guard = connection.map(|activity| activity.request_started());
         let response = self.inner.call(request);
         Box::pin(async move {
-            let response = response.await;
-            drop(guard);
-            response
+            let response = response.await?;
+            Ok(response.map(|body| Guarded {
+                body,
+                _request: guard,
+            }))
         })
+    }
+}
+
+/// A response body that keeps its request in flight until it is dropped:
+/// sent whole, or abandoned.
+pub struct Guarded<B> {
+    body: B,
+    _request: Option<RequestGuard>,
+}
+
+impl<B: Body + Unpin> Body for Guarded<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 

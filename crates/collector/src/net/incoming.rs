@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use rustix::io::Errno;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::task::{AbortHandle, JoinHandle};
@@ -88,9 +89,9 @@ async fn accept_loop(
         // Accepting waits only while every connection has a request in
         // flight: otherwise one gives way to the next client.
         admission.room().await;
-        let (stream, peer) = accept(&listener).await;
+        let (stream, peer) = accept(&listener, &admission).await;
         let ticket = loop {
-            match admission.admit() {
+            match admission.admit(peer) {
                 Some(ticket) => break ticket,
                 None => admission.room().await,
             }
@@ -130,16 +131,22 @@ async fn accept_loop(
     }
 }
 
-/// The next connection, backing off while accepting fails.
-async fn accept(listener: &TcpListener) -> (TcpStream, SocketAddr) {
+/// The next connection, backing off while accepting fails. Out of
+/// descriptors, the least active connection is closed first, so that the
+/// listener does not wait for connections to time out.
+async fn accept(listener: &TcpListener, admission: &Admission) -> (TcpStream, SocketAddr) {
     let mut pause = FIRST_PAUSE;
     let mut failing = false;
     loop {
         match listener.accept().await {
             Ok(accepted) => return accepted,
             Err(error) => {
+                let out_of_descriptors = [Errno::MFILE, Errno::NFILE]
+                    .iter()
+                    .any(|errno| error.raw_os_error() == Some(errno.raw_os_error()));
+                let made_room = out_of_descriptors && admission.make_room();
                 if !failing {
-                    tracing::warn!(%error, "cannot accept a connection; backing off");
+                    tracing::warn!(%error, made_room, "cannot accept a connection; backing off");
                     failing = true;
                 }
                 tokio::time::sleep(pause).await;

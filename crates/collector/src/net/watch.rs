@@ -193,7 +193,9 @@ mod tests {
         Watched<tokio::io::DuplexStream>,
         crate::net::admission::Ticket,
     ) {
-        let ticket = Admission::new("test".to_owned(), 8).admit().unwrap();
+        let ticket = Admission::new("test".to_owned(), 8)
+            .admit("127.0.0.1:1".parse().unwrap())
+            .unwrap();
         let stream = Watched::new(
             server,
             Arc::clone(ticket.activity()),

@@ -129,8 +129,9 @@ pub struct HttpConnectionSettings {
     /// A connection on which no byte moved either way for this long is
     /// closed.
     pub idle_timeout: Duration,
-    /// Connections open at once; at the cap, accepting waits until one
-    /// closes. A receiver's is derived at start when not written.
+    /// Connections open at once; at the cap, the least active one gives
+    /// way to a new one. A receiver's is derived at start when not
+    /// written.
     pub max_connections: Option<u32>,
 }
 
@@ -186,8 +187,8 @@ pub struct GrpcServerSettings {
     pub max_recv_msg_size_mib: u64,
     /// Concurrent HTTP/2 streams per connection.
     pub max_concurrent_streams: u32,
-    /// Connections open at once; at the cap, accepting waits until one
-    /// closes. Derived at start when not written.
+    /// Connections open at once; at the cap, the least active one gives
+    /// way to a new one. Derived at start when not written.
     pub max_connections: Option<u32>,
     /// How long a request's message may take to arrive, from when its
     /// headers were read (or the client's `grpc-timeout`, if shorter).
