@@ -1290,3 +1290,101 @@ fn a_request_in_flight_is_never_evicted() {
     assert_arrived(&collector.data, "lockout-beside-upload", &export);
     drop(flood);
 }
+
+/// The flood the issue describes, an attacker that "simply reconnects":
+/// from 127.0.0.2, connections to both receivers opened as fast as they
+/// connect and dropped once 64 are held, at `max_connections: 16`, while
+/// grpcio and curl export from 127.0.0.1. The flood's client holds the
+/// most connections, so it makes room from itself however fast it
+/// churns: every export gets in, round after round.
+#[test]
+fn a_reconnecting_flood_makes_room_from_its_own_connections() {
+    let Some(clients) = clients() else {
+        return;
+    };
+    let _one_flood = FLOOD_LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    let cap = "        max_connections: 16\n";
+    let collector = Collector::start("lockout-churn", &otlp_config(cap, cap));
+    let (grpc, http) = (collector.grpc.unwrap(), collector.http.unwrap());
+    let dir = TempDir::new("lockout-churn-requests");
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn: Vec<_> = [grpc, http]
+        .into_iter()
+        .map(|target| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || churn_from_another_address(target, &stop))
+        })
+        .collect();
+    // Let the churn fill both listeners first.
+    std::thread::sleep(Duration::from_millis(500));
+    let mut outcomes = Vec::new();
+    for round in 0..ROUNDS {
+        let requests = ["grpc", "http"].map(|transport| {
+            let service = format!("lockout-churn-{round}-{transport}");
+            let request = request_for(&service, round as u64);
+            let file = dir.path().join(format!("{service}.pb"));
+            std::fs::write(&file, request.encode_to_vec()).unwrap();
+            (service, request, file)
+        });
+        let grpc_outcome = grpcio_export(&clients.python, grpc, &requests[0].2, None);
+        let http_outcome = curl(
+            &clients.curl,
+            &format!("http://{http}{PROFILES_PATH}"),
+            Some(&requests[1].2),
+            None,
+            dir.path(),
+            &requests[1].0,
+        );
+        outcomes.push((requests, grpc_outcome, http_outcome));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let connects: Vec<usize> = churn.into_iter().map(|c| c.join().unwrap()).collect();
+    eprintln!("lockout-churn: {connects:?} flood connections to gRPC and HTTP");
+    assert!(
+        connects.iter().all(|&count| count > 2 * 64),
+        "the flood must churn through the listeners, not only fill them: {connects:?}"
+    );
+    for (requests, grpc_outcome, http_outcome) in outcomes {
+        eprintln!(
+            "lockout-churn: grpcio {:.2} s {:?}, curl {:.2} s {:?}",
+            grpc_outcome.seconds,
+            grpc_outcome.result.as_ref().err(),
+            http_outcome.seconds,
+            http_outcome.result.as_ref().err()
+        );
+        let [(grpc_service, grpc_request, _), (http_service, http_request, _)] = requests;
+        assert_all_accepted(&grpc_service, grpc_outcome.result.as_ref().unwrap());
+        assert_all_accepted(&http_service, http_outcome.result.as_ref().unwrap());
+        assert_arrived(&collector.data, &grpc_service, &grpc_request);
+        assert_arrived(&collector.data, &http_service, &http_request);
+    }
+}
+
+/// Connects to `target` from 127.0.0.2 as fast as connections complete,
+/// holding the newest 64 and dropping older ones, until `stop`; returns
+/// how many connected.
+fn churn_from_another_address(target: SocketAddr, stop: &AtomicBool) -> usize {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let source: SocketAddr = "127.0.0.2:0".parse().unwrap();
+        let mut held = std::collections::VecDeque::new();
+        let mut connected = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind(source).unwrap();
+            if let Ok(Ok(stream)) =
+                tokio::time::timeout(FLOOD_CONNECT_WAIT, socket.connect(target)).await
+            {
+                connected += 1;
+                held.push_back(stream);
+                if held.len() > 64 {
+                    held.pop_front();
+                }
+            }
+        }
+        connected
+    })
+}
