@@ -12,6 +12,7 @@ mod no_string_errors;
 mod otlp_exporters;
 mod pipeline_processors;
 mod pprof_extension_config;
+mod pprof_receiver_config;
 mod processors;
 mod pyroscope_exporter;
 mod receiver_security;

@@ -20,6 +20,12 @@ pub trait Options: fmt::Debug + PartialEq + Send + Sync + 'static {
             .unwrap_or_default()
     }
 
+    /// What is written in a shape that still works but is deprecated,
+    /// each at its path under the component's own key.
+    fn warnings(&self) -> Vec<Problem> {
+        Vec::new()
+    }
+
     /// The addresses it listens on, each with its key path under the
     /// component's own key.
     fn listeners(&self) -> Vec<(String, String)> {
@@ -94,6 +100,7 @@ trait AnyOptions: fmt::Debug + Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn same_as(&self, other: &dyn AnyOptions) -> bool;
     fn problems(&self) -> Vec<Problem>;
+    fn warnings(&self) -> Vec<Problem>;
     fn listeners(&self) -> Vec<(String, String)>;
     fn connection_caps(&self) -> Vec<ListenerCap>;
     fn owned_file(&self, id: &str) -> Option<OwnedFile>;
@@ -112,6 +119,10 @@ impl<T: Options> AnyOptions for T {
 
     fn problems(&self) -> Vec<Problem> {
         Options::problems(self)
+    }
+
+    fn warnings(&self) -> Vec<Problem> {
+        Options::warnings(self)
     }
 
     fn listeners(&self) -> Vec<(String, String)> {
@@ -173,6 +184,10 @@ impl ComponentConfig {
 
     pub fn problems(&self) -> Vec<Problem> {
         self.options.problems()
+    }
+
+    pub fn warnings(&self) -> Vec<Problem> {
+        self.options.warnings()
     }
 
     pub fn listeners(&self) -> Vec<(String, String)> {

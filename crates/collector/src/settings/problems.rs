@@ -63,11 +63,11 @@ impl fmt::Display for ConfigErrors {
 impl std::error::Error for ConfigErrors {}
 
 /// Joins key path segments: `join("exporters", "file")` is
-/// `exporters.file`.
+/// `exporters.file`; an empty segment adds nothing.
 pub(crate) fn join(parent: &str, key: &str) -> String {
-    if parent.is_empty() {
-        key.to_owned()
-    } else {
-        format!("{parent}.{key}")
+    match (parent.is_empty(), key.is_empty()) {
+        (true, _) => key.to_owned(),
+        (_, true) => parent.to_owned(),
+        _ => format!("{parent}.{key}"),
     }
 }

@@ -15,9 +15,18 @@ pub(crate) fn check(config: &Config, defined: &Defined, problems: &mut Vec<Probl
     check_extension_refs(config, defined, problems);
 }
 
-/// A warning for each component no pipeline names: it does not run.
+/// A warning for each component no pipeline names (it does not run), and
+/// each deprecated shape a component's options are written in.
 pub(crate) fn unused_components(config: &Config, defined: &Defined) -> Vec<Problem> {
     let mut warnings = Vec::new();
+    for section in Section::ALL {
+        for (id, component) in config.section(section) {
+            let path = join(section.key(), &id.to_string());
+            for warning in component.warnings() {
+                warnings.push(Problem::new(join(&path, &warning.path), warning.message));
+            }
+        }
+    }
     for section in Section::ALL {
         for id in defined.ids(section) {
             let used = config.service.pipelines.iter().any(|(_, pipeline)| {
@@ -207,10 +216,7 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
                 owned.push((path.clone(), file.path));
             }
             for problem in component.problems() {
-                problems.push(Problem::new(
-                    format!("{path}.{}", problem.path),
-                    problem.message,
-                ));
+                problems.push(Problem::new(join(&path, &problem.path), problem.message));
             }
         }
     }

@@ -3,7 +3,9 @@
 use axum::routing::post;
 
 use super::config::PprofReceiverConfig;
-use crate::component::{ReceiverContext, ReceiverFactory, StartError, StartFuture};
+use crate::component::{
+    ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
+};
 use crate::receivers::pprof_http;
 
 pub struct PprofReceiverFactory;
@@ -17,12 +19,21 @@ impl ReceiverFactory for PprofReceiverFactory {
         options: &'a PprofReceiverConfig,
         context: ReceiverContext<'a>,
     ) -> StartFuture<'a> {
-        let what = format!("{} pprof push (POST {})", context.id, options.path);
-        let routes = vec![(options.path.clone(), post(super::push))];
-        Box::pin(pprof_http::start(context, &options.listener, what, routes))
+        Box::pin(async move {
+            let mut started = StartedReceiver::default();
+            if let Some((listener, path)) = options.push_server() {
+                let what = format!("{} pprof push (POST {path})", context.id);
+                let routes = vec![(path.to_owned(), post(super::push))];
+                started = pprof_http::start(context, listener, what, routes).await?;
+            }
+            Ok(started)
+        })
     }
 
     fn check(&self, id: &str, options: &PprofReceiverConfig) -> Vec<StartError> {
-        pprof_http::check(id, &options.listener)
+        options
+            .push_server()
+            .map(|(listener, _)| pprof_http::check(id, listener))
+            .unwrap_or_default()
     }
 }

@@ -7,6 +7,7 @@
 mod attributes;
 pub mod config;
 mod factory;
+pub mod remote;
 
 pub use factory::PprofReceiverFactory;
 use std::time::SystemTime;
