@@ -29,6 +29,9 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode> {
     let config = load(args.config.as_deref())
         .map_err(|errors| anyhow!("invalid configuration:\n{errors}"))?;
     crate::logs::init(&config.service.telemetry.logs)?;
+    for warning in config.warnings() {
+        tracing::warn!(key = %warning.path, "{}", warning.message);
+    }
     crate::allocator::start_purging().context("starting the allocator's purge thread")?;
     tracing::debug!(
         purge_delay_ms = allocator.purge_delay_ms,
