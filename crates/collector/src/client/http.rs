@@ -40,6 +40,16 @@ pub(crate) fn client(
     builder.build().map_err(HttpClientError::Build)
 }
 
+/// A client for `http://` and `https://` URLs alike, the latter with
+/// the `tls` options' CA and client certificate (the pprof receiver's
+/// scrapes).
+pub(crate) fn any_scheme_client(config: &TlsConfig) -> Result<Client, HttpClientError> {
+    let builder = Client::builder().user_agent(concat!("profbridge/", env!("CARGO_PKG_VERSION")));
+    with_tls(builder, config)?
+        .build()
+        .map_err(HttpClientError::Build)
+}
+
 fn with_tls(
     mut builder: reqwest::ClientBuilder,
     config: &TlsConfig,

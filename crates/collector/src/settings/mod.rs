@@ -23,7 +23,7 @@ pub mod tls;
 pub mod unavailable;
 pub mod units;
 
-mod aliases;
+pub(crate) mod aliases;
 mod component_id;
 mod de;
 mod expand;

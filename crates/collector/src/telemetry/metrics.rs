@@ -180,6 +180,21 @@ impl Registry {
             .collect()
     }
 
+    /// Removes every series whose labels include all of `pairs` (a
+    /// scrape target that is gone), and families left empty.
+    pub fn remove_labelled(&self, pairs: &[(&str, &str)]) {
+        let has_all = |labels: &Labels| {
+            pairs
+                .iter()
+                .all(|(key, value)| labels.iter().any(|(k, v)| k == key && v == value))
+        };
+        let mut families = self.families();
+        for family in families.values_mut() {
+            family.series.retain(|labels, _| !has_all(labels));
+        }
+        families.retain(|_, family| !family.series.is_empty());
+    }
+
     /// The last few errors of each receiver and exporter.
     pub fn errors(&self) -> &RecentErrors {
         &self.errors

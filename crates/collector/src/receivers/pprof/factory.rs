@@ -3,6 +3,7 @@
 use axum::routing::post;
 
 use super::config::PprofReceiverConfig;
+use super::remote::{self, RemoteError};
 use crate::component::{
     ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
 };
@@ -20,20 +21,59 @@ impl ReceiverFactory for PprofReceiverFactory {
         context: ReceiverContext<'a>,
     ) -> StartFuture<'a> {
         Box::pin(async move {
+            let id = context.id;
+            let remote = match &options.remote {
+                Some(config) => {
+                    let auth = match &config.client.auth {
+                        Some(auth) => Some(
+                            context
+                                .extensions
+                                .authenticator(&auth.authenticator)
+                                .cloned()
+                                .ok_or_else(|| {
+                                    StartError::receiver(
+                                        id,
+                                        RemoteError::NoAuthenticator(auth.authenticator.to_string()),
+                                    )
+                                })?,
+                        ),
+                        None => None,
+                    };
+                    let task = remote::start(remote::Start {
+                        id,
+                        config,
+                        pipelines: context.pipelines.clone(),
+                        registry: context.metrics,
+                        auth,
+                        stopped: context.stopped.clone(),
+                    })
+                    .map_err(|error| StartError::receiver(id, error))?;
+                    Some((task, remote::describe(id, config)))
+                }
+                None => None,
+            };
             let mut started = StartedReceiver::default();
             if let Some((listener, path)) = options.push_server() {
-                let what = format!("{} pprof push (POST {path})", context.id);
+                let what = format!("{id} pprof push (POST {path})");
                 let routes = vec![(path.to_owned(), post(super::push))];
                 started = pprof_http::start(context, listener, what, routes).await?;
+            }
+            if let Some((task, description)) = remote {
+                started.tasks.push(task);
+                started.watching.push(description);
             }
             Ok(started)
         })
     }
 
     fn check(&self, id: &str, options: &PprofReceiverConfig) -> Vec<StartError> {
-        options
+        let mut problems: Vec<StartError> = options
             .push_server()
             .map(|(listener, _)| pprof_http::check(id, listener))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some(Err(error)) = options.remote.as_ref().map(remote::check) {
+            problems.push(StartError::receiver(id, error));
+        }
+        problems
     }
 }

@@ -202,7 +202,7 @@ impl RemoteConfig {
         entries.iter().map(|entry| self.resolve(entry)).collect()
     }
 
-    fn resolve(&self, entry: &ProfileEntry) -> Result<ProfileSpec, ProfileError> {
+    pub(crate) fn resolve(&self, entry: &ProfileEntry) -> Result<ProfileSpec, ProfileError> {
         let custom = match entry {
             ProfileEntry::Name(name) => CustomProfile {
                 name: name.clone(),
