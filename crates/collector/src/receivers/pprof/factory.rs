@@ -33,7 +33,9 @@ impl ReceiverFactory for PprofReceiverFactory {
                                 .ok_or_else(|| {
                                     StartError::receiver(
                                         id,
-                                        RemoteError::NoAuthenticator(auth.authenticator.to_string()),
+                                        RemoteError::NoAuthenticator(
+                                            auth.authenticator.to_string(),
+                                        ),
                                     )
                                 })?,
                         ),

@@ -32,7 +32,9 @@ pub enum FileSdError {
     Parse { path: String, error: String },
     #[error("{path}: more than {MAX_EXPANDED_NODES} nodes once aliases are expanded")]
     Aliases { path: String },
-    #[error("{path}: {what}; expected a list of {{targets: [host:port, ...], labels: {{name: value}}}}")]
+    #[error(
+        "{path}: {what}; expected a list of {{targets: [host:port, ...], labels: {{name: value}}}}"
+    )]
     Shape { path: String, what: &'static str },
     #[error("{pattern:?}: {error}")]
     Pattern {
@@ -155,7 +157,10 @@ fn read_groups(path: &Path) -> Result<Vec<Group>, FileSdError> {
             error,
         },
         ParseError::Aliases => FileSdError::Aliases { path: shown() },
-        ParseError::Shape(what) => FileSdError::Shape { path: shown(), what },
+        ParseError::Shape(what) => FileSdError::Shape {
+            path: shown(),
+            what,
+        },
     })
 }
 
@@ -214,7 +219,11 @@ fn group(entry: &Yaml) -> Result<Group, ParseError> {
                     "targets is not a list or labels not a mapping",
                 ))
             }
-            _ => return Err(ParseError::Shape("an entry has a key other than targets and labels")),
+            _ => {
+                return Err(ParseError::Shape(
+                    "an entry has a key other than targets and labels",
+                ))
+            }
         }
     }
     Ok((labels, targets))
@@ -252,11 +261,24 @@ mod tests {
     #[test]
     fn wrong_shapes_and_alias_bombs_are_errors() {
         assert!(matches!(parse_groups("{a: 1}"), Err(ParseError::Shape(_))));
-        assert!(matches!(parse_groups("- targets: a"), Err(ParseError::Shape(_))));
-        assert!(matches!(parse_groups("- [unclosed"), Err(ParseError::Yaml(_))));
+        assert!(matches!(
+            parse_groups("- targets: a"),
+            Err(ParseError::Shape(_))
+        ));
+        assert!(matches!(
+            parse_groups("- [unclosed"),
+            Err(ParseError::Yaml(_))
+        ));
         let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
         for level in 0..8 {
-            let (name, previous) = (format!("l{level}"), if level == 0 { "a".to_owned() } else { format!("l{}", level - 1) });
+            let (name, previous) = (
+                format!("l{level}"),
+                if level == 0 {
+                    "a".to_owned()
+                } else {
+                    format!("l{}", level - 1)
+                },
+            );
             bomb.push_str(&format!("{name}: &{name} [*{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}, *{previous}]\n"));
         }
         assert_eq!(parse_groups(&bomb), Err(ParseError::Aliases));

@@ -103,7 +103,13 @@ impl JobMetrics {
         profile: &str,
         totals: ScraperTotals,
     ) -> Self {
-        let job = || labels(&[("receiver", receiver), ("target", target), ("profile", profile)]);
+        let job = || {
+            labels(&[
+                ("receiver", receiver),
+                ("target", target),
+                ("profile", profile),
+            ])
+        };
         let with_reason = |reason: ScrapeFailure| {
             let mut labels: Labels = job();
             labels.push(("reason".to_owned(), reason.as_str().to_owned()));

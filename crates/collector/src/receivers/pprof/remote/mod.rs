@@ -21,9 +21,9 @@ use std::sync::Arc;
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
 
-pub use self::resource::PROFILE_NAME;
 use self::config::{ProfileError, RemoteConfig};
 use self::fetch::{ClientError, Fetcher};
+pub use self::resource::PROFILE_NAME;
 use self::runner::Runner;
 use self::scrape::Shared;
 use self::target::{endpoint_job, TargetError};

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
-use profbridge_pprof::{load_profile, DecodeError, DetectError, ParseError, Profile};
 use profbridge_pprof::DEFAULT_FOLDED_SAMPLE_TYPE;
+use profbridge_pprof::{load_profile, DecodeError, DetectError, ParseError, Profile};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 use super::delta::{DeltaOutcome, DeltaTracker, ResetReason};
@@ -77,9 +77,16 @@ pub async fn scrape(
     };
     let fetch = shared
         .fetcher
-        .fetch(&job.url, shared.max_profile_size, |bytes| metrics.read(bytes));
+        .fetch(&job.url, shared.max_profile_size, |bytes| {
+            metrics.read(bytes)
+        });
     let body = match tokio::time::timeout(timeout, fetch).await {
-        Err(_) => return failed(ScrapeFailure::Timeout, &format!("no profile within {timeout:?}")),
+        Err(_) => {
+            return failed(
+                ScrapeFailure::Timeout,
+                &format!("no profile within {timeout:?}"),
+            )
+        }
         Ok(Err(error)) => return failed(error.reason(), &error.to_string()),
         Ok(Ok(body)) => body,
     };
@@ -91,8 +98,8 @@ pub async fn scrape(
     };
     let limit = shared.max_profile_size;
     let decoding_job = Arc::clone(&job);
-    let ready = tokio::task::spawn_blocking(move || prepare(&decoding_job, &state, &body, limit))
-        .await;
+    let ready =
+        tokio::task::spawn_blocking(move || prepare(&decoding_job, &state, &body, limit)).await;
     let request = match ready {
         Err(error) => return failed(ScrapeFailure::Decode, &error.to_string()),
         Ok(Err((reason, detail))) => return failed(reason, &detail),
@@ -163,20 +170,23 @@ fn prepare(job: &Job, state: &Mutex<JobState>, body: &[u8], limit: usize) -> Res
 }
 
 fn decode(body: &[u8], limit: usize) -> Result<Profile, Failed> {
-    let (mut profile, _) =
-        load_profile(body, None, DEFAULT_FOLDED_SAMPLE_TYPE, &decode_limits(limit)).map_err(
-            |error| {
-                let reason = match &error {
-                    ParseError::Pprof(decode) | ParseError::Detect(DetectError::Decode(decode))
-                        if too_large(decode) =>
-                    {
-                        ScrapeFailure::TooLarge
-                    }
-                    _ => ScrapeFailure::Decode,
-                };
-                (reason, error.to_string())
-            },
-        )?;
+    let (mut profile, _) = load_profile(
+        body,
+        None,
+        DEFAULT_FOLDED_SAMPLE_TYPE,
+        &decode_limits(limit),
+    )
+    .map_err(|error| {
+        let reason = match &error {
+            ParseError::Pprof(decode) | ParseError::Detect(DetectError::Decode(decode))
+                if too_large(decode) =>
+            {
+                ScrapeFailure::TooLarge
+            }
+            _ => ScrapeFailure::Decode,
+        };
+        (reason, error.to_string())
+    })?;
     if profile.time_nanos == 0 {
         profile.time_nanos = nanos_since_epoch(SystemTime::now());
     }

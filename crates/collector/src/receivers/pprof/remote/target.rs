@@ -82,7 +82,15 @@ pub fn endpoint_job(config: &RemoteConfig) -> Result<Option<Job>, TargetError> {
         .filter(|segment| !segment.is_empty())
         .ok_or_else(|| TargetError::NoProfile(endpoint.to_owned()))?;
     let name = profile_name(segment).to_owned();
-    let known = ["cpu", "heap", "allocs", "goroutine", "mutex", "block", "threadcreate"];
+    let known = [
+        "cpu",
+        "heap",
+        "allocs",
+        "goroutine",
+        "mutex",
+        "block",
+        "threadcreate",
+    ];
     let entry = ProfileEntry::Custom(CustomProfile {
         path: Some(url.path().to_owned()),
         seconds: None,
@@ -137,7 +145,9 @@ fn target_job(
     let (path, query) = spec
         .path
         .split_once('?')
-        .map_or((spec.path.as_str(), None), |(path, query)| (path, Some(query)));
+        .map_or((spec.path.as_str(), None), |(path, query)| {
+            (path, Some(query))
+        });
     let mut url = parse_url(&format!("{base}{path}"))?;
     url.set_query(query);
     Ok(Job {
@@ -254,6 +264,9 @@ mod tests {
             .iter()
             .find(|job| job.instance == "h:6060" && job.spec.name == "cpu")
             .unwrap();
-        assert_eq!(cpu.url.as_str(), "http://h:6060/debug/pprof/profile?seconds=9");
+        assert_eq!(
+            cpu.url.as_str(),
+            "http://h:6060/debug/pprof/profile?seconds=9"
+        );
     }
 }
