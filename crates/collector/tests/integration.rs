@@ -13,6 +13,7 @@ mod otlp_exporters;
 mod pipeline_processors;
 mod pprof_extension_config;
 mod pprof_receiver_config;
+mod pprof_remote_go_in_process;
 mod pprof_remote_in_process;
 mod processors;
 mod pyroscope_exporter;
