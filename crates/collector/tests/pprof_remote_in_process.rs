@@ -402,3 +402,52 @@ async fn file_sd_targets_start_and_stop_as_their_file_changes() {
     assert_eq!(targets.hits("a"), a_hits);
     assert!(running.shutdown(Duration::from_secs(10)).await);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn profiles_the_pipeline_has_no_room_for_are_dropped_and_counted() {
+    let Some((address, targets)) = serve_targets().await else {
+        return;
+    };
+    // The only exporter sends to a destination that never answers, and
+    // its queue holds one request: from the second profile on, it is full.
+    let yaml = format!(
+        "receivers:\n  pprof:\n    remote:\n      collection_interval: 300ms\n      initial_delay: 0s\n      profiles: [goroutine]\n\
+         \x20     targets:\n        - targets: [http://{address}/healthy]\n\
+         exporters:\n  otlphttp:\n    endpoint: http://{address}/hang\n    timeout: 1h\n    sending_queue:\n      queue_size: 1\n      num_consumers: 1\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [otlphttp]\n  telemetry:\n    metrics:\n      address: \"\"\n"
+    );
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    let running = service::start(&config).await.unwrap();
+    let registry = Arc::clone(&running.metrics);
+    let healthy = format!("http://{address}/healthy");
+    until("three scrapes were dropped for want of room", || {
+        count(
+            &registry,
+            "profbridge_scraper_errors_total",
+            &[("target", &healthy), ("reason", "refused")],
+        ) >= 3
+    })
+    .await;
+    assert!(
+        count(
+            &registry,
+            "profbridge_receiver_refused_requests_total",
+            &[
+                ("receiver", "pprof"),
+                ("transport", "remote"),
+                ("reason", "unavailable")
+            ],
+        ) >= 3
+    );
+    assert_eq!(
+        count(
+            &registry,
+            "profbridge_scraper_skipped_scrapes_total",
+            &[("target", &healthy)]
+        ),
+        0,
+        "waiting for room never outlasts the turn"
+    );
+    assert!(targets.hits("hang") >= 1, "the exporter is stuck sending");
+    running.shutdown(Duration::from_secs(1)).await;
+}
