@@ -439,15 +439,6 @@ async fn profiles_the_pipeline_has_no_room_for_are_dropped_and_counted() {
             ],
         ) >= 3
     );
-    assert_eq!(
-        count(
-            &registry,
-            "profbridge_scraper_skipped_scrapes_total",
-            &[("target", &healthy)]
-        ),
-        0,
-        "waiting for room never outlasts the turn"
-    );
     assert!(targets.hits("hang") >= 1, "the exporter is stuck sending");
     running.shutdown(Duration::from_secs(1)).await;
 }
