@@ -9,5 +9,6 @@
 )]
 
 mod build;
+mod corpus;
 mod properties;
 mod rules;
