@@ -50,11 +50,8 @@ impl Token {
         matches!(self, Self::StrLabel { .. } | Self::NumLabel { .. })
     }
 
-    fn map_strings(
-        self,
-        mut map: impl FnMut(u32) -> Result<u32, DeltaError>,
-    ) -> Result<Self, DeltaError> {
-        Ok(match self {
+    fn map_strings(self, mut map: impl FnMut(u32) -> Option<u32>) -> Option<Self> {
+        Some(match self {
             Self::Line {
                 function: [name, system_name, filename],
                 line,
@@ -169,49 +166,28 @@ impl Dictionary {
     }
 
     /// A dictionary of only what `identities` use, and those identities
-    /// rewritten in its ids, in the same order.
+    /// rewritten in its ids, in the same order; `None` if it cannot be
+    /// built.
     pub(super) fn compacted<'a>(
         &self,
         identities: impl Iterator<Item = &'a [TokenId]>,
-    ) -> Result<(Self, Vec<Identity>), DeltaError> {
-        let mut fresh = Self::new();
-        let mut token_ids: Vec<Option<TokenId>> = vec![None; self.tokens.len()];
-        let mut string_ids: Vec<Option<u32>> = vec![None; self.strings.len()];
+    ) -> Option<(Self, Vec<Identity>)> {
+        let mut remap = Remap {
+            old: self,
+            fresh: Self::new(),
+            tokens: vec![None; self.tokens.len()],
+            strings: vec![None; self.strings.len()],
+        };
         let mut rewritten = Vec::new();
         for identity in identities {
-            let mut words = Vec::with_capacity(identity.len());
-            for &old in identity {
-                let slot = usize::try_from(old).ok().and_then(|i| token_ids.get_mut(i));
-                let Some(slot) = slot else { continue };
-                let new = match *slot {
-                    Some(new) => new,
-                    None => {
-                        let token = self.tokens.get(old).copied();
-                        let Some(token) = token else { continue };
-                        let token = token.map_strings(|old| {
-                            let slot = usize::try_from(old)
-                                .ok()
-                                .and_then(|i| string_ids.get_mut(i));
-                            let Some(slot) = slot else { return Ok(0) };
-                            if let Some(new) = *slot {
-                                return Ok(new);
-                            }
-                            let text = self.strings.get(old).map_or("", String::as_str);
-                            let new = fresh.string(text)?;
-                            *slot = Some(new);
-                            Ok(new)
-                        })?;
-                        let new = fresh.token(token)?;
-                        *slot = Some(new);
-                        new
-                    }
-                };
-                words.push(new);
-            }
-            fresh.sort_labels(&mut words);
+            let mut words = identity
+                .iter()
+                .map(|&old| remap.token(old))
+                .collect::<Option<Vec<TokenId>>>()?;
+            remap.fresh.sort_labels(&mut words);
             rewritten.push(words.into_boxed_slice());
         }
-        Ok((fresh, rewritten))
+        Some((remap.fresh, rewritten))
     }
 
     /// Puts the labels at the end of `identity` in token order.
@@ -223,6 +199,38 @@ impl Dictionary {
         if let Some(labels) = identity.get_mut(frames..) {
             labels.sort_unstable();
         }
+    }
+}
+
+/// Ids of an old dictionary to those of a fresh one, given as they are
+/// first asked for.
+struct Remap<'a> {
+    old: &'a Dictionary,
+    fresh: Dictionary,
+    tokens: Vec<Option<TokenId>>,
+    strings: Vec<Option<u32>>,
+}
+
+impl Remap<'_> {
+    fn token(&mut self, old: TokenId) -> Option<TokenId> {
+        let index = usize::try_from(old).ok()?;
+        if let Some(new) = *self.tokens.get(index)? {
+            return Some(new);
+        }
+        let token = self.old.tokens.get(old)?.map_strings(|s| self.string(s))?;
+        let new = self.fresh.token(token).ok()?;
+        *self.tokens.get_mut(index)? = Some(new);
+        Some(new)
+    }
+
+    fn string(&mut self, old: u32) -> Option<u32> {
+        let index = usize::try_from(old).ok()?;
+        if let Some(new) = *self.strings.get(index)? {
+            return Some(new);
+        }
+        let new = self.fresh.string(self.old.strings.get(old)?).ok()?;
+        *self.strings.get_mut(index)? = Some(new);
+        Some(new)
     }
 }
 

@@ -173,3 +173,63 @@ fn sample_types_text(profile: &Profile) -> String {
         names.join(", ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Function, Line, Location, Sample, ValueType};
+
+    /// A contention profile of one stack per name, each one frame deep.
+    fn scrape(names: &[String], value: i64) -> Profile {
+        let mut string_table = vec![String::new(), "contentions".into(), "count".into()];
+        string_table.extend(names.iter().cloned());
+        let ids = 1..=names.len() as u64;
+        Profile {
+            sample_type: vec![ValueType { r#type: 1, unit: 2 }],
+            function: ids
+                .clone()
+                .map(|id| Function {
+                    id,
+                    name: id as i64 + 2,
+                    ..Function::default()
+                })
+                .collect(),
+            location: ids
+                .clone()
+                .map(|id| Location {
+                    id,
+                    line: vec![Line {
+                        function_id: id,
+                        ..Line::default()
+                    }],
+                    ..Location::default()
+                })
+                .collect(),
+            sample: ids
+                .map(|id| Sample {
+                    location_id: vec![id],
+                    value: vec![if id == 1 { value } else { 0 }],
+                    label: vec![],
+                })
+                .collect(),
+            string_table,
+            ..Profile::default()
+        }
+    }
+
+    #[test]
+    fn the_dictionary_drops_what_no_identity_uses_any_more() {
+        let mut tracker = DeltaTracker::default();
+        let mut most = 0;
+        for step in 0..50 {
+            let mut names = vec!["lasting".to_owned()];
+            names.extend((0..500).map(|i| format!("f{step}_{i}")));
+            tracker.next(scrape(&names, step)).unwrap();
+            most = most.max(tracker.dictionary.len());
+        }
+        // Each scrape interns 501 tokens; without compaction there would
+        // be 50 times that.
+        assert!(most < 3 * 501 + 1024, "{most} tokens");
+        assert_eq!(tracker.identities(), 501);
+    }
+}

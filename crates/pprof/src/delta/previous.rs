@@ -115,7 +115,7 @@ impl Previous {
             .iter()
             .map(|(identity, &row)| (&identity[..], row))
             .collect();
-        let Ok((fresh, rewritten)) = dictionary.compacted(entries.iter().map(|&(i, _)| i)) else {
+        let Some((fresh, rewritten)) = dictionary.compacted(entries.iter().map(|&(i, _)| i)) else {
             return;
         };
         let rows = rewritten
