@@ -57,7 +57,8 @@ use crate::strings::resolve;
 use crate::validate::validate;
 use crate::Profile;
 
-/// The default of [`DeltaTracker::max_identities`].
+/// The most distinct stacks and label sets a scrape may have for
+/// [`DeltaTracker::default`].
 pub const DEFAULT_MAX_IDENTITIES: usize = 1 << 18;
 
 /// What to do with a scrape.
