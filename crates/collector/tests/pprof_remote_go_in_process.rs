@@ -8,7 +8,9 @@
 //! The pprof receiver's `remote` source scraping a real Go program's
 //! `net/http/pprof`, in the Collector's shape (`endpoint`, one profile's
 //! URL): its CPU profiles, asked for `?seconds=1`, hold the function it
-//! burns CPU in, under the resource attributes of the target.
+//! burns CPU in, under the resource attributes of the target; its allocs
+//! profile arrives as deltas that add up exactly to what it allocated
+//! after the first scrape (the baseline), across a restart too.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -21,7 +23,9 @@ use prost::Message;
 
 use profbridge_collector::config::parse_yaml;
 use profbridge_collector::service;
-use profbridge_testkit::pprof_target::{PprofTarget, BURN};
+use profbridge_collector::telemetry::Registry;
+use profbridge_pprof::{decode, DecodeOptions, Profile};
+use profbridge_testkit::pprof_target::{PprofTarget, ALLOCATE, BURN};
 use profbridge_testkit::TempDir;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
@@ -106,4 +110,127 @@ async fn cpu_profiles_of_a_go_program_hold_its_busy_function() {
     assert_eq!(attribute("service.instance.id"), text(address));
     assert_eq!(attribute("profbridge.profile.name"), text("cpu".to_owned()));
     assert!(running.shutdown(Duration::from_secs(10)).await);
+}
+
+/// The pprof files under `dir`, decoded.
+fn pprofs(dir: &Path) -> Vec<Profile> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.to_string_lossy().ends_with(".pb.gz") {
+                let bytes = std::fs::read(&path).unwrap();
+                found.push(decode(&bytes, &DecodeOptions::default()).unwrap());
+            }
+        }
+    }
+    found
+}
+
+/// The `sample_type` values of the samples whose stack holds `function`,
+/// summed over `profiles`; and whether any value of any sample is negative.
+fn sum_in(profiles: &[Profile], sample_type: &str, function: &str) -> (i64, bool) {
+    let mut sum = 0;
+    let mut negative = false;
+    for profile in profiles {
+        let text = |index: i64| profile.string_table[usize::try_from(index).unwrap()].as_str();
+        let Some(column) = profile
+            .sample_type
+            .iter()
+            .position(|t| text(t.r#type) == sample_type)
+        else {
+            continue;
+        };
+        let named: Vec<u64> = profile
+            .function
+            .iter()
+            .filter(|f| text(f.name) == function)
+            .map(|f| f.id)
+            .collect();
+        for sample in &profile.sample {
+            negative |= sample.value.iter().any(|v| *v < 0);
+            let holds = sample.location_id.iter().any(|id| {
+                profile.location.iter().any(|location| {
+                    location.id == *id
+                        && location
+                            .line
+                            .iter()
+                            .any(|line| named.contains(&line.function_id))
+                })
+            });
+            if holds {
+                sum += sample.value[column];
+            }
+        }
+    }
+    (sum, negative)
+}
+
+fn series(registry: &Registry, name: &str) -> f64 {
+    registry.series(name).iter().map(|(_, value)| value).sum()
+}
+
+/// Polls every 100 ms, at most 60 s, until `done`.
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..600 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("never: {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allocs_deltas_add_up_to_what_the_program_allocated_across_a_restart() {
+    let Some(mut target) = PprofTarget::start(SocketAddr::from(([127, 0, 0, 1], 0))) else {
+        return;
+    };
+    let dir = TempDir::new("pprof-remote-go-delta");
+    let yaml = format!(
+        "receivers:\n  pprof:\n    remote:\n      targets:\n        - targets: [{}]\n          labels: {{service_name: go-target}}\n      profiles: [allocs]\n      collection_interval: 500ms\n      initial_delay: 0s\n\
+         exporters:\n  file:\n    path: {}\n    format: pprof\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+        target.address(),
+        dir.path().display()
+    );
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    let running = service::start(&config).await.unwrap();
+    let registry = Arc::clone(&running.metrics);
+    until("the baseline is taken", || {
+        series(&registry, "profbridge_scraper_up") == 1.0
+    })
+    .await;
+    assert!(pprofs(dir.path()).is_empty(), "the baseline is not sent");
+    tokio::task::block_in_place(|| target.alloc(1000, 64));
+    until("the deltas hold the 1000 allocations", || {
+        sum_in(&pprofs(dir.path()), "alloc_objects", ALLOCATE).0 >= 1000
+    })
+    .await;
+
+    let resets = series(&registry, "profbridge_scraper_delta_resets_total");
+    tokio::task::block_in_place(|| target.restart_on_same_port());
+    until("the restart starts a new baseline", || {
+        series(&registry, "profbridge_scraper_delta_resets_total") > resets
+    })
+    .await;
+    tokio::task::block_in_place(|| target.alloc(500, 64));
+    until(
+        "the deltas hold the 500 allocations after the restart",
+        || sum_in(&pprofs(dir.path()), "alloc_objects", ALLOCATE).0 >= 1500,
+    )
+    .await;
+    // One more turn: nothing is counted twice.
+    let scrapes = series(&registry, "profbridge_scraper_scrapes_total");
+    until("two more scrapes", || {
+        series(&registry, "profbridge_scraper_scrapes_total") >= scrapes + 2.0
+    })
+    .await;
+    let (sum, negative) = sum_in(&pprofs(dir.path()), "alloc_objects", ALLOCATE);
+    assert_eq!(sum, 1500);
+    assert!(!negative, "no delta holds a negative value");
+    running.shutdown(Duration::from_secs(10)).await;
 }

@@ -114,6 +114,7 @@ pub async fn scrape(
             tracing::info!(receiver = %shared.metrics.receiver, target = %job.instance, profile = %job.spec.name, detail, "a new delta baseline; this scrape is not sent");
             return metrics.succeeded(started.elapsed(), 0);
         }
+        Ok(Ok(Ready::Unchanged)) => return metrics.succeeded(started.elapsed(), 0),
         Ok(Ok(Ready::Request(request))) => *request,
     };
     let samples = sample_count(&request);
@@ -136,6 +137,8 @@ enum Ready {
         first: bool,
     },
     Reset(&'static str),
+    /// A delta without rows: nothing happened since the previous scrape.
+    Unchanged,
 }
 
 type Failed = (ScrapeFailure, String);
@@ -161,6 +164,7 @@ fn prepare(job: &Job, state: &Mutex<JobState>, body: &[u8], limit: usize) -> Res
             DeltaOutcome::Reset(ResetReason::SampleTypesChanged) => {
                 return Ok(Ready::Reset("the sample types changed"))
             }
+            DeltaOutcome::Delta(delta) if delta.sample.is_empty() => return Ok(Ready::Unchanged),
             DeltaOutcome::Delta(delta) => *delta,
         };
     }
