@@ -50,14 +50,16 @@ pub enum TargetError {
     },
     #[error("{0:?} has no host")]
     NoHost(String),
-    #[error("endpoint {0:?} names no profile: give its path, like /debug/pprof/heap")]
-    NoProfile(String),
     #[error("endpoint {endpoint:?}: {error}")]
     Profile {
         endpoint: String,
         error: ProfileError,
     },
 }
+
+/// The name of the profile at an endpoint without a path, fetched as it
+/// is (as the Collector does).
+const NO_PATH: &str = "endpoint";
 
 /// Go's names for the last segment of a profile's path, where they
 /// differ from the profile's.
@@ -80,7 +82,7 @@ pub fn endpoint_job(config: &RemoteConfig) -> Result<Option<Job>, TargetError> {
         .path_segments()
         .and_then(|mut segments| segments.next_back())
         .filter(|segment| !segment.is_empty())
-        .ok_or_else(|| TargetError::NoProfile(endpoint.to_owned()))?;
+        .unwrap_or(NO_PATH);
     let name = profile_name(segment).to_owned();
     let known = [
         "cpu",
@@ -242,6 +244,13 @@ mod tests {
         let job = endpoint_job(&config).unwrap().unwrap();
         assert_eq!((job.spec.name.as_str(), job.spec.delta), ("thing", false));
         assert_eq!(job.url.as_str(), "http://h:1/custom/thing?x=1");
+        config.client.endpoint = "http://my-svc:9090".to_owned();
+        let job = endpoint_job(&config).unwrap().unwrap();
+        assert_eq!(
+            (job.spec.name.as_str(), job.spec.delta),
+            ("endpoint", false)
+        );
+        assert_eq!(job.url.as_str(), "http://my-svc:9090/");
     }
 
     #[test]
