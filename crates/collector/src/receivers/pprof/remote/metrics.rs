@@ -5,10 +5,14 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use crate::telemetry::instruments::LogLimiter;
 use crate::telemetry::metrics::{labels, Counter, Labels};
 use crate::telemetry::Registry;
+
+/// How often a job may log that its scrapes fail.
+const FAILURE_LOG_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Why a scrape gave nothing: the `reason` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +97,7 @@ pub struct JobMetrics {
     resets: Counter,
     failures: Vec<(ScrapeFailure, Counter)>,
     totals: ScraperTotals,
+    failure_log: Arc<LogLimiter>,
 }
 
 impl JobMetrics {
@@ -170,7 +175,14 @@ impl JobMetrics {
                 })
                 .collect(),
             totals,
+            failure_log: Arc::new(LogLimiter::new(FAILURE_LOG_INTERVAL)),
         }
+    }
+
+    /// `Some(failures not logged since the last line)` when a failure may
+    /// be logged now: at most one line a minute per job.
+    pub fn may_log_failure(&self) -> Option<u64> {
+        self.failure_log.allow(Instant::now())
     }
 
     pub fn started(&self) {

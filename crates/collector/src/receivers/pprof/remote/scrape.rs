@@ -65,6 +65,9 @@ pub async fn scrape(
             "scrape of {} ({}): {detail}",
             job.url, job.spec.name
         ));
+        let Some(not_logged) = metrics.may_log_failure() else {
+            return;
+        };
         tracing::warn!(
             receiver = %shared.metrics.receiver,
             target = %job.instance,
@@ -72,7 +75,8 @@ pub async fn scrape(
             url = %job.url,
             reason = reason.as_str(),
             detail,
-            "scrape failed"
+            similar_failures_not_logged = not_logged,
+            "scrape failed (logged at most once a minute per target and profile; profbridge_scraper_errors_total counts every one)"
         );
     };
     let fetch = shared
