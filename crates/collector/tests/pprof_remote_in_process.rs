@@ -8,7 +8,8 @@
 //! The pprof receiver's `remote` source in a running collector, against
 //! targets served on loopback by this test: a healthy one keeps its
 //! schedule next to one that hangs, one that answers 500, one that streams
-//! 1 GB and one that sends a gzip bomb; errors are counted per target and
+//! 1 GB and one that sends a gzip bomb, and it gets the configured headers
+//! and the authenticator's token; errors are counted per target and
 //! reason; file_sd targets start and stop being scraped as their file
 //! changes.
 
@@ -23,7 +24,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
-use axum::http::{StatusCode, Uri};
+use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http_body::Frame;
@@ -43,6 +44,8 @@ struct Targets {
     profile: Bytes,
     bomb: Bytes,
     hits: Mutex<HashMap<String, u64>>,
+    /// The headers of the last request, by target.
+    headers: Mutex<HashMap<String, HeaderMap>>,
 }
 
 impl Targets {
@@ -52,7 +55,7 @@ impl Targets {
 }
 
 /// Each target is the first segment of the path: `/NAME/debug/pprof/...`.
-async fn answer(State(targets): State<Arc<Targets>>, uri: Uri) -> Response {
+async fn answer(State(targets): State<Arc<Targets>>, uri: Uri, headers: HeaderMap) -> Response {
     let name = uri
         .path()
         .trim_start_matches('/')
@@ -66,6 +69,11 @@ async fn answer(State(targets): State<Arc<Targets>>, uri: Uri) -> Response {
         .unwrap()
         .entry(name.clone())
         .or_default() += 1;
+    targets
+        .headers
+        .lock()
+        .unwrap()
+        .insert(name.clone(), headers);
     match name.as_str() {
         "hang" => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -117,6 +125,7 @@ async fn serve_targets() -> Option<(SocketAddr, Arc<Targets>)> {
         profile: Bytes::from(profile.bytes),
         bomb: gzip_bomb(),
         hits: Mutex::new(HashMap::new()),
+        headers: Mutex::new(HashMap::new()),
     });
     let router = axum::Router::new()
         .fallback(answer)
@@ -129,9 +138,10 @@ async fn serve_targets() -> Option<(SocketAddr, Arc<Targets>)> {
 
 async fn start(dir: &Path, remote: &str) -> Running {
     let yaml = format!(
-        "receivers:\n  pprof:\n    remote:\n{remote}\
+        "extensions:\n  bearertokenauth/out:\n    token: s3cret\n\
+         receivers:\n  pprof:\n    remote:\n{remote}\
          exporters:\n  file:\n    path: {}\n    format: otlp\n\
-         service:\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+         service:\n  extensions: [bearertokenauth/out]\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
         dir.display()
     );
     let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
@@ -202,6 +212,7 @@ async fn a_healthy_target_keeps_its_schedule_beside_hostile_ones() {
     let remote = format!(
         "      collection_interval: 400ms\n      initial_delay: 0s\n      timeout: 1s\n\
          \x20     max_concurrent_scrapes: 3\n      max_profile_size: {MAX_PROFILE}\n      profiles: [goroutine]\n\
+         \x20     headers: {{x-scraped-by: test}}\n      auth: {{authenticator: bearertokenauth/out}}\n\
          \x20     targets:\n        - targets: [{healthy}]\n          labels: {{job: checkout, zone: a}}\n\
          \x20       - targets: [{hang}, {fail}, {huge}, {bomb}]\n          labels: {{service_name: hostile}}\n",
         healthy = base("healthy"),
@@ -326,6 +337,9 @@ async fn a_healthy_target_keeps_its_schedule_beside_hostile_ones() {
     );
     assert!(sent > 0);
     assert!(targets.hits("healthy") >= 3);
+    let headers = targets.headers.lock().unwrap()["healthy"].clone();
+    assert_eq!(headers["x-scraped-by"], "test");
+    assert_eq!(headers["authorization"], "Bearer s3cret");
     assert!(running.shutdown(Duration::from_secs(10)).await);
 }
 
