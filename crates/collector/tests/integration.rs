@@ -13,6 +13,7 @@ mod otlp_exporters;
 mod pipeline_processors;
 mod pprof_extension_config;
 mod pprof_receiver_config;
+mod pprof_sources_config;
 mod processors;
 mod pyroscope_exporter;
 mod receiver_security;

@@ -12,6 +12,7 @@ mod lockout_binary;
 mod memory_limiter_binary;
 mod otelcol_telemetry;
 mod pprof_extension_binary;
+mod pprof_sources;
 mod real_world_configs;
 mod send;
 mod serve;

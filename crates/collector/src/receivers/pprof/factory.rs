@@ -24,7 +24,13 @@ impl ReceiverFactory for PprofReceiverFactory {
             if let Some((listener, path)) = options.push_server() {
                 let what = format!("{} pprof push (POST {path})", context.id);
                 let routes = vec![(path.to_owned(), post(super::push))];
-                started = pprof_http::start(context, listener, what, routes).await?;
+                started = pprof_http::start(context.clone(), listener, what, routes).await?;
+            }
+            if let Some(file) = &options.file {
+                super::file_source::start(file, &context, &mut started)?;
+            }
+            if let Some(own) = &options.own {
+                super::self_source::start(own, &context, &mut started);
             }
             Ok(started)
         })
