@@ -10,6 +10,7 @@
 #[path = "support/raw_text.rs"]
 mod raw_text;
 
+mod go_delta_interop;
 mod go_pprof_interop;
 mod go_runtime_legacy_interop;
 mod gperftools_interop;

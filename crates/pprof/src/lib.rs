@@ -14,10 +14,13 @@
 //!   CPU, heap, contention, thread, Go and Java text), parsed as it does.
 //! - [`parse_folded`] and [`write_folded`]: folded stacks.
 //! - [`detect_format`] and [`parse_any`]: any of the above from bytes.
+//! - [`DeltaTracker`]: the differences between scrapes of cumulative
+//!   profiles (Go's heap, allocs, mutex and block).
 
 mod any;
 mod canonical;
 mod codec;
+pub mod delta;
 mod detect;
 mod dump;
 pub mod folded;
@@ -42,6 +45,7 @@ pub use codec::{
     DecodeError, DecodeOptions, EncodeOptions, GunzipError, GzipCompressor, RawStrings,
     DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
+pub use delta::{DeltaError, DeltaOutcome, DeltaTracker, ResetReason};
 pub use detect::{detect_format, unzip, DetectError, Detected, Format, Unzipped};
 pub use dump::{dump, dump_bytes};
 pub use folded::{

@@ -1,6 +1,7 @@
 //! Every integration test of pprof, in one binary: one link instead of one per file.
 
 mod corpus;
+mod delta;
 mod encoder_differential;
 mod field_numbers;
 mod folded;

@@ -1544,6 +1544,7 @@ fn every_example_configuration_validates() {
     examples.sort();
     for name in [
         "pprof-push.yaml",
+        "pprof-scrape-sidecar.yaml",
         "pyroscope-ingest.yaml",
         "file-watch.yaml",
     ] {
@@ -1568,6 +1569,13 @@ fn every_example_configuration_validates() {
         assert!(
             stdout.ends_with(": OK\n"),
             "{}: {stdout}",
+            example.display()
+        );
+        // Examples are written in the current shape: nothing deprecated.
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !stderr.contains("warning"),
+            "{}: {stderr}",
             example.display()
         );
     }

@@ -93,6 +93,11 @@ const CASES: &[Case] = &[
         refused: &[],
         pending: &[],
     },
+    Case {
+        file: "otelcol_contrib_pprof_receiver.yaml",
+        refused: &[],
+        pending: &[],
+    },
 ];
 
 /// How the binary refuses a Collector type profbridge does not have.
@@ -378,6 +383,11 @@ fn replace_existing(node: &mut Yaml, key: &str, value: &str) {
 /// A receiver's own `endpoint` (pprof, pyroscope, or one refused anyway).
 fn rewrite_endpoints(receiver: &mut Yaml) {
     replace_existing(receiver, "endpoint", ANY_PORT);
+    // The pprof receiver's push server; its `remote.endpoint` is a URL
+    // it scrapes, not one it listens on.
+    if let Some(server) = child(receiver, "server") {
+        replace_existing(server, "endpoint", ANY_PORT);
+    }
 }
 
 /// The metrics endpoint on a free port, in whichever shape it is written;

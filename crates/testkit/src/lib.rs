@@ -8,8 +8,9 @@
 //! Helpers shared by profbridge's tests: where the corpus is, whether an
 //! interop tool is present (and whether its absence is fatal), a seeded
 //! random source, generated legacy profiles for benchmarks, proptest
-//! strategies for OTLP requests, Go and C helper programs built once, and
-//! sweeps that run whole or as a seeded sample.
+//! strategies for OTLP requests, Go and C helper programs built once, a Go
+//! program serving `net/http/pprof` to scrape with `go tool pprof` as the
+//! oracle, and sweeps that run whole or as a seeded sample.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +20,8 @@ mod ebpf;
 pub mod go;
 mod gperftools;
 pub mod otlp_strategies;
+pub mod pprof_oracle;
+pub mod pprof_target;
 mod producers;
 pub mod programs;
 pub mod schema;

@@ -79,7 +79,7 @@ pub(super) struct LocationKey {
 /// A resolved label. Field order gives the canonical sort: key, kind
 /// (str before num), value, unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(super) struct LabelKey<'a> {
+pub(crate) struct LabelKey<'a> {
     pub key: &'a str,
     pub is_num: bool,
     pub str_value: &'a str,

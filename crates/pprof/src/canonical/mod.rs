@@ -8,7 +8,8 @@ mod keys;
 
 use std::collections::HashMap;
 
-use keys::{FunctionKey, LabelKey, LocationKey, MappingKey, SampleKey};
+pub(crate) use keys::LabelKey;
+use keys::{FunctionKey, LocationKey, MappingKey, SampleKey};
 
 use crate::dump::dump;
 use crate::strings::resolve;

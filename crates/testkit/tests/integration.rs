@@ -1,0 +1,3 @@
+//! Every integration test of testkit, in one binary.
+
+mod pprof_target;
