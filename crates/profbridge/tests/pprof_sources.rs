@@ -19,14 +19,13 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use profbridge_testkit::{ebpf_like_request, require_tool, TempDir};
+use profbridge_testkit::{ebpf_like_request, pprof_oracle, require_tool, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use prost::Message;
 
 use crate::support::collector::Collector;
 use crate::support::http::exchange;
 use crate::support::in_process::InProcess;
-use crate::support::raw_text::go_tool_pprof;
 
 /// The longest any condition is waited for before the test fails.
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -157,18 +156,6 @@ fn keep_busy(http: SocketAddr, duration: Duration) -> usize {
     accepted
 }
 
-/// The functions `go tool pprof -top` lists with CPU time.
-fn functions_with_time(top: &str) -> Vec<String> {
-    top.lines()
-        .skip_while(|line| !line.trim_start().starts_with("flat"))
-        .skip(1)
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            (fields.len() >= 6 && fields[3] != "0").then(|| fields[5..].join(" "))
-        })
-        .collect()
-}
-
 #[test]
 fn the_self_source_sends_profbridges_own_cpu_profile() {
     let collector = Collector::start("pprof-self-source", &self_source_config(""));
@@ -200,21 +187,23 @@ fn the_self_source_sends_profbridges_own_cpu_profile() {
     {
         return;
     }
-    let home = TempDir::new("pprof-self-go");
-    let mut functions = Vec::new();
+    // The oracle: go tool pprof -raw, every written profile's CPU time by function.
+    let mut with_time = Vec::new();
     for path in &written {
-        let top = go_tool_pprof(&["-top", "-nodecount=100000"], path, home.path()).unwrap_or_else(
-            |error| panic!("go tool pprof cannot read {}: {error}", path.display()),
+        let values = pprof_oracle::values_by_function(path, "cpu");
+        with_time.extend(
+            values
+                .into_iter()
+                .filter(|(_, nanoseconds)| *nanoseconds > 0)
+                .map(|(function, _)| function),
         );
-        assert!(top.contains("Type: cpu"), "not a CPU profile:\n{top}");
-        functions.extend(functions_with_time(&top));
     }
     assert!(
-        functions
+        with_time
             .iter()
             .any(|name| name.starts_with("profbridge_translate::")
                 || name.starts_with("profbridge_collector::")),
-        "no profbridge function has CPU time in {written:?}: {functions:?}"
+        "no profbridge function has CPU time in {written:?}: {with_time:?}"
     );
 }
 
