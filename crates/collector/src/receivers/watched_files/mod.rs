@@ -116,6 +116,7 @@ struct Watcher {
 impl Watcher {
     async fn run(mut self) {
         let interval = self.settings.poll_interval;
+        let receiver = Arc::clone(&self.metrics.receiver);
         let mut stopped = self.stopped.clone();
         tokio::select! {
             () = tokio::time::sleep(self.settings.initial_delay) => {}
@@ -130,7 +131,7 @@ impl Watcher {
             {
                 Ok(watcher) => watcher,
                 Err(error) => {
-                    tracing::error!(%error, "file receiver stopped");
+                    tracing::error!(receiver = %receiver, %error, "stopped watching files");
                     return;
                 }
             };
