@@ -13,6 +13,7 @@ pub mod pipeline;
 pub mod processors;
 pub mod protocol;
 pub mod receivers;
+mod sampler;
 pub mod service;
 pub mod settings;
 pub mod shared;

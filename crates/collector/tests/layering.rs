@@ -178,8 +178,8 @@ fn top_level_modules_import_each_other_without_a_cycle() {
 /// imports another.
 const LAYERS: &[&[&str]] = &[
     // Option types, the model and its parser; the wire protocols' rules;
-    // small shared helpers.
-    &["settings", "protocol", "shared"],
+    // small shared helpers; profbridge's own CPU sampler.
+    &["settings", "protocol", "shared", "sampler"],
     &["telemetry"],
     &["tls"],
     // What servers run; what clients connect with.

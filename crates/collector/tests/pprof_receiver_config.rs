@@ -162,7 +162,6 @@ fn targets_profiles_and_cpu_seconds_follow_the_interval() {
         [
             "cpu:false",
             "heap:true",
-            "allocs:true",
             "goroutine:false",
             "mutex:true",
             "block:true"

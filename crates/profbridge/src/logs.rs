@@ -71,11 +71,21 @@ pub fn init(logs: &LogsConfig) -> Result<()> {
             .boxed(),
     };
     let _ = tracing_subscriber::registry()
-        .with(EnvFilter::new(logs.filter_level()))
+        .with(EnvFilter::new(filter(logs.filter_level())))
         .with(logs.sampling().map(Sampling::new))
         .with(output)
         .try_init();
     Ok(())
+}
+
+/// The filter for `level`: at `info`, the CPU sampler's start and stop
+/// lines (pprof-rs logs both, and the pprof receiver's `self` source
+/// records one interval after another) are left out.
+fn filter(level: &str) -> String {
+    match level {
+        "info" => "info,pprof::profiler=warn".to_owned(),
+        level => level.to_owned(),
+    }
 }
 
 /// `initial_fields`, rendered once for the encoding.

@@ -13,6 +13,7 @@ mod memory_limiter_binary;
 mod otelcol_telemetry;
 mod pprof_extension_binary;
 mod pprof_remote_binary;
+mod pprof_sources;
 mod real_world_configs;
 mod send;
 mod serve;

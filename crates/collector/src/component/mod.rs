@@ -38,6 +38,7 @@ pub struct Endpoint {
 }
 
 /// What a receiver starts with.
+#[derive(Clone)]
 pub struct ReceiverContext<'a> {
     /// Its id, as written in the configuration.
     pub id: &'a str,

@@ -9,3 +9,4 @@ pub mod otlp;
 pub mod pprof;
 mod pprof_http;
 pub mod pyroscope;
+mod watched_files;

@@ -191,7 +191,7 @@ fn listeners(config: &Config) -> Vec<Listener> {
 }
 
 fn check_options(config: &Config, problems: &mut Vec<Problem>) {
-    let mut owned: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut owned: Vec<(String, &str, std::path::PathBuf)> = Vec::new();
     // The order problems are listed in.
     for section in [
         Section::Receivers,
@@ -202,18 +202,19 @@ fn check_options(config: &Config, problems: &mut Vec<Problem>) {
         for (id, component) in config.section(section) {
             let path = join(section.key(), &id.to_string());
             if let Some(file) = component.owned_file(&id.to_string()) {
-                if let Some((other, _)) = owned.iter().find(|(_, seen)| *seen == file.path) {
+                if let Some((other, other_key, _)) =
+                    owned.iter().find(|(_, _, seen)| *seen == file.path)
+                {
                     problems.push(Problem::new(
                         join(&path, file.key),
                         format!(
-                            "{} is the {} of {other} too; give each {} its own",
+                            "{} is the {other_key} of {other} too; give each {} its own",
                             file.path.display(),
-                            file.key,
                             file.owner
                         ),
                     ));
                 }
-                owned.push((path.clone(), file.path));
+                owned.push((path.clone(), file.key, file.path));
             }
             for problem in component.problems() {
                 problems.push(Problem::new(join(&path, &problem.path), problem.message));

@@ -14,8 +14,8 @@ use profbridge_pprof::{encode, EncodeOptions};
 use serde::Deserialize;
 use tokio::sync::watch;
 
-use super::sampler::{Recording, SamplerError};
 use crate::component::listen::wait_for;
+use crate::sampler::{Recording, SamplerError};
 
 /// How long a profile lasts when `seconds` is not given, as in Go.
 pub const DEFAULT_SECONDS: u64 = 30;
@@ -212,7 +212,7 @@ async fn index() -> Response {
          <td>The command line of the running process, its arguments separated by NUL bytes.</td></tr>\n\
          </table>\n\
          <h2>Not available</h2>\n<table>\n{unavailable}</table>\n</body>\n</html>\n",
-        hz = super::sampler::FREQUENCY_HZ,
+        hz = crate::sampler::FREQUENCY_HZ,
     );
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
 }

@@ -5,23 +5,20 @@
 
 mod config;
 mod http;
-mod maps;
-mod profile;
-mod sampler;
 
 use std::path::PathBuf;
 
+pub use crate::sampler::{SamplerError, FREQUENCY_HZ};
 pub use config::{PprofConfig, DEFAULT_ENDPOINT};
 pub use http::{DEFAULT_SECONDS, MAX_SECONDS};
-pub use sampler::{SamplerError, FREQUENCY_HZ};
 
 use super::http_endpoint;
 use crate::component::listen::wait_for;
 use crate::component::{
     ExtensionContext, ExtensionFactory, ExtensionStartFuture, StartError, StartedExtension,
 };
+use crate::sampler::Recording;
 use profbridge_pprof::{encode, EncodeOptions};
-use sampler::Recording;
 
 pub struct PprofExtensionFactory;
 

@@ -3,6 +3,12 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::receivers::watched_files::settings::{
+    default_checkpoint, pattern_problems, WatchSettings,
+};
+pub use crate::receivers::watched_files::settings::{
+    AfterSuccess, InputFormat, ServiceNameFrom, StartAt,
+};
 use crate::settings::units::Duration;
 use crate::settings::Problem;
 use crate::settings::{Options, OwnedFile};
@@ -51,58 +57,29 @@ impl Default for FileReceiverConfig {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StartAt {
-    #[default]
-    Beginning,
-    /// Files present at the first start are recorded as seen, not read.
-    End,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AfterSuccess {
-    #[default]
-    Keep,
-    Delete,
-    Move,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InputFormat {
-    /// Detected from the bytes.
-    #[default]
-    Auto,
-    Pprof,
-    Legacy,
-    Folded,
-    Otlp,
-    OtlpJson,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ServiceNameFrom {
-    #[default]
-    None,
-    /// The file name up to its first `.`.
-    Filename,
-    /// The name of the folder the file is in.
-    ParentDir,
-}
-
-/// Where the checkpoint goes when the configuration does not say.
-pub const DEFAULT_STATE_DIR: &str = "./profbridge-state";
-
 impl FileReceiverConfig {
     /// The checkpoint file of the receiver with id `id`.
     pub fn checkpoint_path(&self, id: &str) -> PathBuf {
-        match &self.checkpoint {
-            Some(path) => PathBuf::from(path),
-            None => PathBuf::from(DEFAULT_STATE_DIR)
-                .join(format!("{}.checkpoint.json", id.replace('/', "%2F"))),
+        self.checkpoint
+            .as_ref()
+            .map_or_else(|| default_checkpoint(id), PathBuf::from)
+    }
+
+    /// What the engine runs on for the receiver with id `id`.
+    pub fn watch_settings(&self, id: &str) -> WatchSettings {
+        WatchSettings {
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            poll_interval: self.poll_interval.0,
+            initial_delay: std::time::Duration::ZERO,
+            start_at: self.start_at,
+            checkpoint: self.checkpoint_path(id),
+            after_success: self.after_success,
+            move_to: self.move_to.as_ref().map(PathBuf::from),
+            failed_dir: self.failed_dir.as_ref().map(PathBuf::from),
+            format: self.format,
+            resource_attributes: self.resource_attributes.clone(),
+            service_name_from: self.service_name_from,
         }
     }
 
@@ -115,16 +92,8 @@ impl FileReceiverConfig {
                 "no files to watch; list at least one glob, like /var/lib/profiles/*.pb.gz",
             ));
         }
-        for (key, patterns) in [("include", &self.include), ("exclude", &self.exclude)] {
-            for (index, pattern) in patterns.iter().enumerate() {
-                if let Err(error) = glob::Pattern::new(pattern) {
-                    problems.push(Problem::new(
-                        format!("{key}[{index}]"),
-                        format!("{pattern:?} is not a glob pattern: {error}"),
-                    ));
-                }
-            }
-        }
+        problems.extend(pattern_problems("include", &self.include));
+        problems.extend(pattern_problems("exclude", &self.exclude));
         if self.poll_interval.0.is_zero() {
             problems.push(Problem::new("poll_interval", "must be more than 0"));
         }

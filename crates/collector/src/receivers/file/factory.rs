@@ -4,6 +4,7 @@ use super::config::FileReceiverConfig;
 use crate::component::{
     ReceiverContext, ReceiverFactory, StartError, StartFuture, StartedReceiver,
 };
+use crate::receivers::watched_files;
 use crate::telemetry::ReceiverMetrics;
 
 pub struct FileReceiverFactory;
@@ -20,12 +21,14 @@ impl ReceiverFactory for FileReceiverFactory {
         Box::pin(async move {
             let name = context.id;
             let metrics = ReceiverMetrics::new(context.metrics, name, "file");
-            let watcher = super::start(name, options, context.pipelines, metrics, context.stopped)
-                .map_err(|reason| StartError::receiver(name, reason))?;
+            let settings = options.watch_settings(name);
+            let watcher =
+                watched_files::start(&settings, context.pipelines, metrics, context.stopped)
+                    .map_err(|reason| StartError::receiver(name, reason))?;
             Ok(StartedReceiver {
                 tasks: vec![watcher],
                 listening: Vec::new(),
-                watching: vec![super::describe(name, options)],
+                watching: vec![watched_files::describe(name, "file receiver", &settings)],
             })
         })
     }

@@ -5,13 +5,20 @@
 //! push server's keys written beside the receiver's own, as before these
 //! sources, still work, with a deprecation warning.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
 use serde::Deserialize;
 
 use super::remote::config::RemoteConfig;
+use crate::receivers::watched_files::settings::{
+    default_checkpoint, pattern_problems, AfterSuccess, InputFormat, ServiceNameFrom, StartAt,
+    WatchSettings,
+};
 use crate::settings::server::{HttpListener, ListenerCap};
 use crate::settings::units::Duration;
 use crate::settings::{deserialize_embedding, options_key_paths};
-use crate::settings::{ExtensionRef, NestedSection, Options, Problem};
+use crate::settings::{ExtensionRef, NestedSection, Options, OwnedFile, Problem};
 
 /// Where the push server listens when nothing says otherwise.
 const DEFAULT_ENDPOINT: &str = "127.0.0.1:4041";
@@ -92,7 +99,7 @@ impl Options for ServerSource {
 }
 
 /// `file:` — profiles read from the files a glob matches, each once per
-/// change.
+/// change, by the file receiver's engine.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FileSource {
@@ -100,6 +107,9 @@ pub struct FileSource {
     pub include: Patterns,
     pub collection_interval: Duration,
     pub initial_delay: Duration,
+    /// profbridge's: where what was delivered is recorded; default
+    /// `./profbridge-state/ID.checkpoint.json`, as the file receiver's.
+    pub checkpoint: Option<String>,
 }
 
 impl Default for FileSource {
@@ -108,7 +118,67 @@ impl Default for FileSource {
             include: Patterns::One(String::new()),
             collection_interval: Duration::from_secs(10),
             initial_delay: Duration::from_secs(1),
+            checkpoint: None,
         }
+    }
+}
+
+impl FileSource {
+    /// The checkpoint file of the pprof receiver with id `id`.
+    pub fn checkpoint_path(&self, id: &str) -> PathBuf {
+        self.checkpoint
+            .as_ref()
+            .map_or_else(|| default_checkpoint(id), PathBuf::from)
+    }
+
+    /// The file receiver's engine as this source runs it: every file in
+    /// any format profbridge reads, kept where it is after delivery.
+    pub fn watch_settings(&self, id: &str) -> WatchSettings {
+        WatchSettings {
+            include: self.include.to_vec(),
+            exclude: Vec::new(),
+            poll_interval: self.collection_interval.0,
+            initial_delay: self.initial_delay.0,
+            start_at: StartAt::Beginning,
+            checkpoint: self.checkpoint_path(id),
+            after_success: AfterSuccess::Keep,
+            move_to: None,
+            failed_dir: None,
+            format: InputFormat::Auto,
+            resource_attributes: BTreeMap::new(),
+            service_name_from: ServiceNameFrom::None,
+        }
+    }
+
+    fn problems(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        if self.include.to_vec().is_empty() {
+            problems.push(Problem::new(
+                "include",
+                "names no file; give a glob pattern",
+            ));
+        }
+        problems.extend(match &self.include {
+            Patterns::One(pattern) => pattern_problems("include", std::slice::from_ref(pattern))
+                .into_iter()
+                .map(|problem| Problem::new("include", problem.message))
+                .collect(),
+            Patterns::Many(patterns) => pattern_problems("include", patterns),
+        });
+        if self.collection_interval.0.is_zero() {
+            problems.push(Problem::new("collection_interval", "must be more than 0"));
+        }
+        if self
+            .checkpoint
+            .as_deref()
+            .is_some_and(|path| path.trim().is_empty())
+        {
+            problems.push(Problem::new(
+                "checkpoint",
+                "is empty; name a path or leave the key out",
+            ));
+        }
+        problems
     }
 }
 
@@ -205,18 +275,7 @@ impl Options for PprofReceiverConfig {
             problems.extend(prefixed("remote", remote.problems()));
         }
         if let Some(file) = &self.file {
-            if file.include.to_vec().is_empty() {
-                problems.push(Problem::new(
-                    "file.include",
-                    "names no file; give a glob pattern",
-                ));
-            }
-            if file.collection_interval.0.is_zero() {
-                problems.push(Problem::new(
-                    "file.collection_interval",
-                    "must be more than 0",
-                ));
-            }
+            problems.extend(prefixed("file", file.problems()));
         }
         if let Some(own) = &self.own {
             if own.collection_interval.0.is_zero() {
@@ -283,6 +342,14 @@ impl Options for PprofReceiverConfig {
                 })
         });
         server.into_iter().chain(remote).collect()
+    }
+
+    fn owned_file(&self, id: &str) -> Option<OwnedFile> {
+        Some(OwnedFile {
+            key: "file.checkpoint",
+            path: self.file.as_ref()?.checkpoint_path(id),
+            owner: "pprof receiver's file source",
+        })
     }
 
     fn http_listener(&self) -> Option<&HttpListener> {

@@ -2,12 +2,15 @@
 //! pprof profile, raw or gzipped, or any legacy format or folded stacks,
 //! told apart by their bytes. Resource attributes come from the query
 //! string and headers (attributes.rs). Answers 204 once every pipeline
-//! took the profile.
+//! took the profile. The other sources: `remote` (remote/), `file`
+//! (file_source.rs) and `self` (self_source.rs).
 
 mod attributes;
 pub mod config;
 mod factory;
+mod file_source;
 pub mod remote;
+mod self_source;
 
 pub use factory::PprofReceiverFactory;
 use std::time::SystemTime;

@@ -159,8 +159,10 @@ const GO_PROFILES: [(&str, &str, Accumulation); 7] = [
     ),
 ];
 
-/// Pulled from targets when `profiles` is left out.
-const DEFAULT_PROFILES: [&str; 6] = ["cpu", "heap", "allocs", "goroutine", "mutex", "block"];
+/// Pulled from targets when `profiles` is left out. Not `allocs`: Go
+/// serves the same data as `heap` there (only the default sample type
+/// differs), so pulling both would count every allocation twice.
+const DEFAULT_PROFILES: [&str; 5] = ["cpu", "heap", "goroutine", "mutex", "block"];
 
 fn go_profile(name: &str) -> Option<(&'static str, Accumulation)> {
     GO_PROFILES

@@ -18,8 +18,7 @@ mod target;
 
 use std::sync::Arc;
 
-use tokio::sync::{watch, Semaphore};
-use tokio::task::JoinHandle;
+use tokio::sync::Semaphore;
 
 use self::config::{ProfileError, RemoteConfig};
 use self::fetch::{ClientError, Fetcher};
@@ -27,9 +26,8 @@ pub use self::resource::PROFILE_NAME;
 use self::runner::Runner;
 use self::scrape::Shared;
 use self::target::{endpoint_job, TargetError};
-use crate::pipeline::PipelineHandle;
-use crate::telemetry::{ReceiverMetrics, Registry};
-use crate::tls::BearerAuth;
+use crate::component::{ReceiverContext, StartError, StartedReceiver};
+use crate::telemetry::ReceiverMetrics;
 
 /// Why the remote source cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -44,16 +42,6 @@ pub(crate) enum RemoteError {
     NoAuthenticator(String),
 }
 
-/// What the remote source is started with.
-pub struct Start<'a> {
-    pub id: &'a str,
-    pub config: &'a RemoteConfig,
-    pub pipelines: Arc<[PipelineHandle]>,
-    pub registry: &'a Arc<Registry>,
-    pub auth: Option<BearerAuth>,
-    pub stopped: watch::Receiver<bool>,
-}
-
 /// What [`start`] would refuse, without starting anything.
 pub(crate) fn check(config: &RemoteConfig) -> Result<(), RemoteError> {
     Fetcher::new(config, None)?;
@@ -62,16 +50,30 @@ pub(crate) fn check(config: &RemoteConfig) -> Result<(), RemoteError> {
     Ok(())
 }
 
-/// Starts scraping until `stopped` turns true.
-pub(crate) fn start(start: Start<'_>) -> Result<JoinHandle<()>, RemoteError> {
-    let Start {
-        id,
-        config,
-        pipelines,
-        registry,
-        auth,
-        stopped,
-    } = start;
+/// Starts scraping until the collector stops.
+pub(crate) fn start(
+    config: &RemoteConfig,
+    context: &ReceiverContext<'_>,
+    started: &mut StartedReceiver,
+) -> Result<(), StartError> {
+    let id = context.id;
+    let runner = runner(config, context).map_err(|error| StartError::receiver(id, error))?;
+    started.tasks.push(tokio::spawn(runner.run()));
+    started.watching.push(describe(id, config));
+    Ok(())
+}
+
+fn runner(config: &RemoteConfig, context: &ReceiverContext<'_>) -> Result<Runner, RemoteError> {
+    let auth = match &config.client.auth {
+        Some(auth) => Some(
+            context
+                .extensions
+                .authenticator(&auth.authenticator)
+                .cloned()
+                .ok_or_else(|| RemoteError::NoAuthenticator(auth.authenticator.to_string()))?,
+        ),
+        None => None,
+    };
     let specs = config.profile_specs()?;
     endpoint_job(config)?;
     let shared = Shared {
@@ -79,23 +81,22 @@ pub(crate) fn start(start: Start<'_>) -> Result<JoinHandle<()>, RemoteError> {
         permits: Arc::new(Semaphore::new(
             usize::try_from(config.max_concurrent_scrapes).unwrap_or(usize::MAX),
         )),
-        pipelines,
-        metrics: ReceiverMetrics::new(registry, id, "remote"),
+        pipelines: context.pipelines.clone(),
+        metrics: ReceiverMetrics::new(context.metrics, context.id, "remote"),
         max_profile_size: usize::try_from(config.max_profile_size.0).unwrap_or(usize::MAX),
     };
-    let runner = Runner {
-        receiver: id.to_owned(),
+    Ok(Runner {
+        receiver: context.id.to_owned(),
         config: config.clone(),
         specs,
         shared: Arc::new(shared),
-        registry: Arc::clone(registry),
-        stopped,
-    };
-    Ok(tokio::spawn(runner.run()))
+        registry: Arc::clone(context.metrics),
+        stopped: context.stopped.clone(),
+    })
 }
 
 /// The start-up line.
-pub fn describe(id: &str, config: &RemoteConfig) -> String {
+fn describe(id: &str, config: &RemoteConfig) -> String {
     let mut what = Vec::new();
     if !config.client.endpoint.is_empty() {
         what.push(config.client.endpoint.clone());

@@ -7,7 +7,7 @@ use profbridge_pprof::{DecodeOptions, InputKind, DEFAULT_FOLDED_SAMPLE_TYPE};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{load_any, LoadError, Loaded};
 
-use super::config::{InputFormat, ServiceNameFrom};
+use super::settings::{InputFormat, ServiceNameFrom};
 use crate::receivers::from_pprof::{profile_request, set_resource_attributes};
 use crate::telemetry::ReceiverMetrics;
 

@@ -1,9 +1,5 @@
-//! profbridge's own CPU profile. pprof-rs samples the process: the kernel
-//! sends SIGPROF every 10 ms of CPU time the process uses (ITIMER_PROF),
-//! and its handler records the stack of the thread that was running. Only
-//! one recording runs in a process at a time, as with Go's CPU profiler.
-//! The addresses are resolved here, off the signal handler, and the
-//! profile is built by profile.rs and encoded by profbridge-pprof.
+//! One recording of the process's CPU: started, stopped, and what it
+//! holds resolved into a profile.
 
 use ::pprof::{ProfilerGuard, ProfilerGuardBuilder, UnresolvedReport};
 use profbridge_pprof::Profile;
@@ -22,8 +18,9 @@ const BLOCKLIST: &[&str] = &["libc", "libgcc", "pthread", "vdso"];
 
 #[derive(Debug, Error)]
 pub enum SamplerError {
-    /// Another recording runs: a profile request or `save_to_file`. The
-    /// text is Go's.
+    /// Another recording runs: the pprof extension's (a profile request,
+    /// `save_to_file`) or the pprof receiver's `self` source. The text is
+    /// Go's.
     #[error("cpu profiling already in use")]
     InUse,
     #[error("the CPU sampler failed: {0}")]
