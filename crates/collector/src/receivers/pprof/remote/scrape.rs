@@ -21,7 +21,7 @@ use crate::pipeline::PipelineHandle;
 use crate::receivers::from_pprof::{
     decode_limits, hand_over, nanos_since_epoch, parse_estimate, profile_request,
 };
-use crate::receivers::intake::{admit, settle, Admission, Outcome};
+use crate::receivers::intake::{admit, settle, Admission, Decision, Outcome};
 use crate::telemetry::ReceiverMetrics;
 
 /// The first wait before asking a full pipeline again.
@@ -101,28 +101,44 @@ pub async fn scrape(
         );
     };
     let limit = shared.max_profile_size;
-    let decoding_job = Arc::clone(&job);
-    let ready =
-        tokio::task::spawn_blocking(move || prepare(&decoding_job, &state, &body, limit)).await;
-    let request = match ready {
+    let (decoding_job, decoding_shared) = (Arc::clone(&job), Arc::clone(&shared));
+    let ready = tokio::task::spawn_blocking(move || {
+        let ready = prepare(&decoding_job, &state, &body, limit)?;
+        drop(body);
+        Ok(match ready {
+            Ready::Request(request) => {
+                let samples = sample_count(&request);
+                let decision = hand_over(
+                    *request,
+                    &decoding_shared.pipelines,
+                    &decoding_shared.metrics,
+                    admission,
+                );
+                Handed::Decided(decision, samples)
+            }
+            other => Handed::Not(other),
+        })
+    })
+    .await;
+    let (decision, samples) = match ready {
         Err(error) => return failed(ScrapeFailure::Decode, &error.to_string()),
         Ok(Err((reason, detail))) => return failed(reason, &detail),
-        Ok(Ok(Ready::Baseline { first })) => {
+        Ok(Ok(Handed::Not(Ready::Baseline { first }))) => {
             if first {
                 tracing::info!(receiver = %shared.metrics.receiver, target = %job.instance, profile = %job.spec.name, "first scrape of a cumulative profile: kept as the delta baseline, not sent");
             }
             return metrics.succeeded(started.elapsed(), 0);
         }
-        Ok(Ok(Ready::Reset(detail))) => {
+        Ok(Ok(Handed::Not(Ready::Reset(detail)))) => {
             metrics.reset();
             tracing::info!(receiver = %shared.metrics.receiver, target = %job.instance, profile = %job.spec.name, detail, "a new delta baseline; this scrape is not sent");
             return metrics.succeeded(started.elapsed(), 0);
         }
-        Ok(Ok(Ready::Unchanged)) => return metrics.succeeded(started.elapsed(), 0),
-        Ok(Ok(Ready::Request(request))) => *request,
+        Ok(Ok(Handed::Not(Ready::Unchanged | Ready::Request(_)))) => {
+            return metrics.succeeded(started.elapsed(), 0)
+        }
+        Ok(Ok(Handed::Decided(decision, samples))) => (decision, samples),
     };
-    let samples = sample_count(&request);
-    let decision = hand_over(request, &shared.pipelines, &shared.metrics, admission);
     match settle(decision, &shared.metrics).await {
         Outcome::Accepted { .. } => metrics.succeeded(started.elapsed(), samples),
         Outcome::Invalid(reason) => failed(ScrapeFailure::Decode, &reason),
@@ -143,6 +159,12 @@ enum Ready {
     Reset(&'static str),
     /// A delta without rows: nothing happened since the previous scrape.
     Unchanged,
+}
+
+/// A scrape after the blocking work: handed to the intake, or not sent.
+enum Handed {
+    Decided(Decision, usize),
+    Not(Ready),
 }
 
 type Failed = (ScrapeFailure, String);
