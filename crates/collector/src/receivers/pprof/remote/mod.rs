@@ -109,7 +109,7 @@ fn describe(id: &str, config: &RemoteConfig) -> String {
         what.push(format!("targets in {}", group.files.join(", ")));
     }
     format!(
-        "{id} pprof remote scraping {} every {:?}",
+        "{id} pprof remote source scraping {} every {:?}",
         what.join(", "),
         config.collection_interval.0
     )
