@@ -210,7 +210,7 @@ async fn a_healthy_target_keeps_its_schedule_beside_hostile_ones() {
     let dir = TempDir::new("pprof-remote");
     let base = |name: &str| format!("http://{address}/{name}");
     let remote = format!(
-        "      collection_interval: 400ms\n      initial_delay: 0s\n      timeout: 1s\n\
+        "      collection_interval: 400ms\n      initial_delay: 0s\n      timeout: 2s\n\
          \x20     max_concurrent_scrapes: 3\n      max_profile_size: {MAX_PROFILE}\n      profiles: [goroutine]\n\
          \x20     headers: {{x-scraped-by: test}}\n      auth: {{authenticator: bearertokenauth/out}}\n\
          \x20     targets:\n        - targets: [{healthy}]\n          labels: {{job: checkout, zone: a}}\n\
@@ -252,8 +252,8 @@ async fn a_healthy_target_keeps_its_schedule_beside_hostile_ones() {
     .await;
     let hang_scrapes = scrapes("hang");
     let healthy_scrapes = scrapes("healthy");
-    // The hanging target's scrapes each take the 1 s timeout: it gets a
-    // turn in three; the healthy one gets every turn.
+    // The hanging target's scrapes each take the 2 s timeout: it gets a
+    // turn in six; the healthy one gets every turn.
     assert!(
         healthy_scrapes >= 2 * hang_scrapes,
         "healthy {healthy_scrapes} scrapes, hanging {hang_scrapes}"
