@@ -10,7 +10,8 @@
 //! URL): its CPU profiles, asked for `?seconds=1`, hold the function it
 //! burns CPU in, under the resource attributes of the target; its allocs
 //! profile arrives as deltas that add up exactly to what it allocated
-//! after the first scrape (the baseline), across a restart too.
+//! after the first scrape (the baseline), across a restart too, and its
+//! mutex and block profiles as deltas that count every contention once.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -25,7 +26,7 @@ use profbridge_collector::config::parse_yaml;
 use profbridge_collector::service;
 use profbridge_collector::telemetry::Registry;
 use profbridge_pprof::{decode, DecodeOptions, Profile};
-use profbridge_testkit::pprof_target::{PprofTarget, ALLOCATE, BURN};
+use profbridge_testkit::pprof_target::{PprofTarget, ALLOCATE, BLOCK, BURN, CONTEND, LOCK_WAITER};
 use profbridge_testkit::TempDir;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
@@ -231,5 +232,57 @@ async fn allocs_deltas_add_up_to_what_the_program_allocated_across_a_restart() {
     let (sum, negative) = sum_in(&pprofs(dir.path()), "alloc_objects", ALLOCATE);
     assert_eq!(sum, 1500);
     assert!(!negative, "no delta holds a negative value");
+    running.shutdown(Duration::from_secs(10)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutex_and_block_deltas_count_every_contention_once() {
+    let Some(target) = PprofTarget::start(SocketAddr::from(([127, 0, 0, 1], 0))) else {
+        return;
+    };
+    let dir = TempDir::new("pprof-remote-go-contention");
+    let yaml = format!(
+        "receivers:\n  pprof:\n    remote:\n      targets:\n        - targets: [{}]\n      profiles: [mutex, block]\n      collection_interval: 500ms\n      initial_delay: 0s\n\
+         exporters:\n  file:\n    path: {}\n    format: pprof\n    path_template: \"{{profbridge.profile.name}}/{{seq}}.pb.gz\"\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+        target.address(),
+        dir.path().display()
+    );
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    let running = service::start(&config).await.unwrap();
+    let registry = Arc::clone(&running.metrics);
+    until("both baselines are taken", || {
+        series(&registry, "profbridge_scraper_up") == 2.0
+    })
+    .await;
+    tokio::task::block_in_place(|| {
+        target.contend(100);
+        target.block(40);
+    });
+    let mutex = dir.path().join("mutex");
+    let block = dir.path().join("block");
+    let counted = || {
+        (
+            sum_in(&pprofs(&mutex), "contentions", CONTEND),
+            sum_in(&pprofs(&block), "contentions", BLOCK),
+            sum_in(&pprofs(&block), "contentions", LOCK_WAITER),
+        )
+    };
+    until("the deltas hold the contentions", || {
+        let ((contend, _), (blocked, _), (waited, _)) = counted();
+        contend >= 100 && blocked >= 40 && waited >= 100
+    })
+    .await;
+    let scrapes = series(&registry, "profbridge_scraper_scrapes_total");
+    until("two more scrapes of each", || {
+        series(&registry, "profbridge_scraper_scrapes_total") >= scrapes + 4.0
+    })
+    .await;
+    let ((contend, negative_mutex), (blocked, negative_block), (waited, _)) = counted();
+    assert_eq!((contend, blocked, waited), (100, 40, 100));
+    assert!(
+        !negative_mutex && !negative_block,
+        "no delta holds a negative value"
+    );
     running.shutdown(Duration::from_secs(10)).await;
 }
