@@ -2,7 +2,8 @@
 //! targets that stream 1 GB bodies or send gzip bombs, all scraped at
 //! once, are cut off at `max_profile_size`, and the process's peak
 //! resident memory (VmHWM) grows by no more than what the concurrent
-//! scrapes may hold, while a healthy target beside them is scraped.
+//! scrapes may hold, while a healthy target beside them is scraped and
+//! `/ready` answers 200 throughout.
 
 #![allow(
     clippy::unwrap_used,
@@ -164,6 +165,11 @@ fn hostile_targets_are_cut_off_at_the_cap_and_memory_stays_bounded() {
             "{read} bytes in {scrapes} scrapes of huge{i}"
         );
     }
+    assert_eq!(
+        get(telemetry, "/ready").0,
+        200,
+        "targets play no part in readiness"
+    );
     assert_eq!(
         metric(&metrics, "profbridge_scraper_errors_total", "/healthy\""),
         0,
