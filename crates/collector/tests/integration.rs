@@ -15,6 +15,7 @@ mod pprof_extension_config;
 mod pprof_receiver_config;
 mod pprof_remote_go_in_process;
 mod pprof_remote_in_process;
+mod pprof_remote_tls_in_process;
 mod pprof_sources_config;
 mod processors;
 mod pyroscope_exporter;
