@@ -3,7 +3,7 @@
 //! files change (a job that stops takes its delta state with it).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -39,7 +39,7 @@ impl Runner {
     pub async fn run(self) {
         let mut state = State {
             totals: ScraperTotals::new(&self.registry, &self.receiver),
-            file_sd: FileSd::new(&self.config.file_sd_configs),
+            file_sd: Arc::new(Mutex::new(FileSd::new(&self.config.file_sd_configs))),
             sd_errors: self.registry.counter(
                 "profbridge_scraper_file_sd_errors_total",
                 "Times a file_sd target file could not be read or parsed; its previous targets were kept.",
@@ -52,14 +52,14 @@ impl Runner {
                 initial_delay: self.config.initial_delay.0,
             },
         };
-        state.look_at_files(&self);
+        state.look_at_files(&self).await;
         state.apply(&self);
         let mut stopped = self.stopped.clone();
         let watching = !self.config.file_sd_configs.is_empty();
         loop {
             tokio::select! {
                 () = tokio::time::sleep(WATCH_INTERVAL), if watching => {
-                    if state.look_at_files(&self) {
+                    if state.look_at_files(&self).await {
                         state.apply(&self);
                     }
                 }
@@ -73,7 +73,8 @@ impl Runner {
 
 struct State {
     totals: ScraperTotals,
-    file_sd: FileSd,
+    /// Read on the blocking pool.
+    file_sd: Arc<Mutex<FileSd>>,
     sd_errors: Counter,
     jobs: HashMap<JobKey, Running>,
     timing: Timing,
@@ -81,8 +82,14 @@ struct State {
 
 impl State {
     /// Whether the target files' groups changed.
-    fn look_at_files(&mut self, runner: &Runner) -> bool {
-        let (changed, problems) = self.file_sd.poll(std::time::Instant::now());
+    async fn look_at_files(&mut self, runner: &Runner) -> bool {
+        let file_sd = Arc::clone(&self.file_sd);
+        let polled =
+            tokio::task::spawn_blocking(move || locked(&file_sd).poll(std::time::Instant::now()))
+                .await;
+        let Ok((changed, problems)) = polled else {
+            return false;
+        };
         for problem in problems {
             self.sd_errors.add(1);
             runner.shared.metrics.note_error(&problem.to_string());
@@ -93,7 +100,11 @@ impl State {
 
     /// Stops the jobs no longer wanted and starts the new ones.
     fn apply(&mut self, runner: &Runner) {
-        let (jobs, problems) = all_jobs(&runner.config, &runner.specs, &self.file_sd.groups());
+        let (jobs, problems) = all_jobs(
+            &runner.config,
+            &runner.specs,
+            &locked(&self.file_sd).groups(),
+        );
         for problem in problems {
             tracing::warn!(receiver = %runner.receiver, %problem, "a target cannot be scraped");
         }
@@ -135,4 +146,8 @@ impl State {
             );
         }
     }
+}
+
+fn locked(file_sd: &Mutex<FileSd>) -> MutexGuard<'_, FileSd> {
+    file_sd.lock().unwrap_or_else(PoisonError::into_inner)
 }
