@@ -246,6 +246,22 @@ mod tests {
     }
 
     #[test]
+    fn series_with_every_given_label_are_removed() {
+        let registry = Registry::new();
+        let series = |target: &str, reason: &str| labels(&[("target", target), ("reason", reason)]);
+        registry.counter("c_total", "help", series("a", "x")).add(1);
+        registry.counter("c_total", "help", series("b", "x")).add(2);
+        registry.gauge_fn("g", "help", labels(&[("target", "a")]), || 1.0);
+        registry.remove_labelled(&[("target", "a")]);
+        assert_eq!(registry.series("c_total"), [(series("b", "x"), 2.0)]);
+        assert!(registry.series("g").is_empty());
+        assert!(
+            !registry.render().contains("# HELP g "),
+            "an empty family goes"
+        );
+    }
+
+    #[test]
     fn a_name_keeps_its_first_kind() {
         let registry = Registry::new();
         registry.gauge_fn("g", "help", Vec::new(), || 1.0);
