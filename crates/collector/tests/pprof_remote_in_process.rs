@@ -456,3 +456,34 @@ async fn profiles_the_pipeline_has_no_room_for_are_dropped_and_counted() {
     assert!(targets.hits("hang") >= 1, "the exporter is stuck sending");
     running.shutdown(Duration::from_secs(1)).await;
 }
+
+/// A scraped body is held in the pipelines' budget while it arrives, as
+/// the receivers hold the bodies sent to them: with a 4 MiB budget, two
+/// endless bodies scraped at once cannot both grow past it; one is cut
+/// off as refused (no room) long before `max_profile_size` (64 MiB). (A
+/// body alone may pass the budget, as a lone request may.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scraped_body_is_held_in_the_budget_while_it_arrives() {
+    let Some((address, _targets)) = serve_targets().await else {
+        return;
+    };
+    let port = address.port();
+    let yaml = format!(
+        "receivers:\n  pprof:\n    remote:\n      collection_interval: 300ms\n      initial_delay: 0s\n      max_profile_size: 64MiB\n      profiles: [goroutine]\n\
+         \x20     targets:\n        - targets: ['http://127.0.0.1:{port}/huge', 'http://localhost:{port}/huge']\n\
+         exporters:\n  nop:\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [nop]\n      queue:\n        max_bytes: 4MiB\n  telemetry:\n    metrics:\n      address: \"\"\n"
+    );
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    let running = service::start(&config).await.unwrap();
+    let registry = Arc::clone(&running.metrics);
+    until("a scrape was cut off for want of room", || {
+        count(
+            &registry,
+            "profbridge_scraper_errors_total",
+            &[("reason", "refused")],
+        ) >= 1
+    })
+    .await;
+    running.shutdown(Duration::from_secs(1)).await;
+}

@@ -1,6 +1,7 @@
 //! The HTTP side of a scrape: one client for every target (TLS, headers
 //! and credentials from the client settings), and a body read in chunks
-//! up to a hard cap.
+//! up to a hard cap, its buffer held in the pipelines' budget before it
+//! grows, as the receivers hold the bodies they read.
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Client, StatusCode, Url};
@@ -8,6 +9,9 @@ use reqwest::{Client, StatusCode, Url};
 use super::config::RemoteConfig;
 use super::metrics::ScrapeFailure;
 use crate::client::http::{any_scheme_client, HttpClientError};
+use crate::pipeline::PipelineHandle;
+use crate::receivers::intake::{admit, Admission};
+use crate::telemetry::ReceiverMetrics;
 use crate::tls::BearerAuth;
 
 /// Why the client cannot be built.
@@ -30,6 +34,8 @@ pub enum FetchError {
     Status(StatusCode),
     #[error("the profile is larger than {limit} bytes")]
     TooLarge { limit: usize },
+    #[error("the pipelines had no room for the profile while it arrived; it was dropped")]
+    NoRoom,
 }
 
 impl FetchError {
@@ -38,6 +44,7 @@ impl FetchError {
             Self::Connect(_) => ScrapeFailure::Connect,
             Self::Status(_) => ScrapeFailure::HttpStatus,
             Self::TooLarge { .. } => ScrapeFailure::TooLarge,
+            Self::NoRoom => ScrapeFailure::Refused,
         }
     }
 }
@@ -68,13 +75,15 @@ impl Fetcher {
         })
     }
 
-    /// The body at `url`, refused past `limit` bytes without reading on.
+    /// The body at `url`, refused past `limit` bytes without reading on,
+    /// with the admission that holds its buffer in every pipeline.
     pub async fn fetch(
         &self,
         url: &Url,
         limit: usize,
+        budget: (&[PipelineHandle], &ReceiverMetrics),
         read: impl Fn(usize),
-    ) -> Result<Vec<u8>, FetchError> {
+    ) -> Result<(Vec<u8>, Admission), FetchError> {
         let mut headers = self.headers.clone();
         if let Some((name, value)) = self.auth.as_ref().and_then(BearerAuth::credentials) {
             headers.insert(name, value);
@@ -95,14 +104,27 @@ impl Fetcher {
         if declared.is_some_and(|length| length > limit) {
             return Err(FetchError::TooLarge { limit });
         }
-        let mut body = Vec::with_capacity(declared.unwrap_or(0).min(limit));
+        let (pipelines, metrics) = budget;
+        let mut admission = admit(pipelines, 0, metrics).ok_or(FetchError::NoRoom)?;
+        let mut body: Vec<u8> = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(FetchError::Connect)? {
             read(chunk.len());
-            if body.len().saturating_add(chunk.len()) > limit {
+            let total = body.len().saturating_add(chunk.len());
+            if total > limit {
                 return Err(FetchError::TooLarge { limit });
+            }
+            if total > body.capacity() {
+                // The buffer doubles up to the declared length; while it
+                // moves, the old buffer and the new one are both alive.
+                let most = declared.unwrap_or(limit).max(total);
+                let capacity = body.capacity().saturating_mul(2).max(total).min(most);
+                if !admission.cover(body.capacity().saturating_add(capacity), metrics) {
+                    return Err(FetchError::NoRoom);
+                }
+                body.reserve_exact(capacity - body.len());
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(body)
+        Ok((body, admission))
     }
 }

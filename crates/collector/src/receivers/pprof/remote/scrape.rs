@@ -21,7 +21,7 @@ use crate::pipeline::PipelineHandle;
 use crate::receivers::from_pprof::{
     decode_limits, hand_over, nanos_since_epoch, parse_estimate, profile_request,
 };
-use crate::receivers::intake::{admit, settle, Admission, Decision, Outcome};
+use crate::receivers::intake::{settle, Admission, Decision, Outcome};
 use crate::telemetry::ReceiverMetrics;
 
 /// The first wait before asking a full pipeline again.
@@ -79,12 +79,13 @@ pub async fn scrape(
             "scrape failed (logged at most once a minute per target and profile; profbridge_scraper_errors_total counts every one)"
         );
     };
-    let fetch = shared
-        .fetcher
-        .fetch(&job.url, shared.max_profile_size, |bytes| {
-            metrics.read(bytes)
-        });
-    let body = match tokio::time::timeout(timeout, fetch).await {
+    let fetch = shared.fetcher.fetch(
+        &job.url,
+        shared.max_profile_size,
+        (&shared.pipelines, &shared.metrics),
+        |bytes| metrics.read(bytes),
+    );
+    let (body, admission) = match tokio::time::timeout(timeout, fetch).await {
         Err(_) => {
             return failed(
                 ScrapeFailure::Timeout,
@@ -94,7 +95,8 @@ pub async fn scrape(
         Ok(Err(error)) => return failed(error.reason(), &error.to_string()),
         Ok(Ok(body)) => body,
     };
-    let Some(admission) = admitted(&shared, parse_estimate(body.len()), next_turn).await else {
+    let Some(admission) = covered(&shared, admission, parse_estimate(body.len()), next_turn).await
+    else {
         return failed(
             ScrapeFailure::Refused,
             "the pipelines had no room until the next scrape; the profile was dropped",
@@ -240,12 +242,18 @@ fn sample_count(request: &ExportProfilesServiceRequest) -> usize {
         .sum()
 }
 
-/// Room for `estimate` bytes in every pipeline, asked again with backoff
-/// until `next_turn`.
-async fn admitted(shared: &Shared, estimate: usize, next_turn: Instant) -> Option<Admission> {
+/// `admission` (which holds the body) grown to `estimate` bytes, the
+/// decoded profile's, in every pipeline; asked again with backoff until
+/// `next_turn`.
+async fn covered(
+    shared: &Shared,
+    mut admission: Admission,
+    estimate: usize,
+    next_turn: Instant,
+) -> Option<Admission> {
     let mut wait = FIRST_RETRY;
     loop {
-        if let Some(admission) = admit(&shared.pipelines, estimate, &shared.metrics) {
+        if admission.cover(estimate, &shared.metrics) {
             return Some(admission);
         }
         if Instant::now() + wait >= next_turn {
