@@ -244,3 +244,44 @@ fn the_self_source_gives_way_to_the_pprof_extension_recording() {
         "the extension's run profile was not written"
     );
 }
+
+/// A pprof receiver written before the sources (its push server's keys
+/// beside its own) still runs its push server, and both `validate` and
+/// `serve` say the shape is deprecated and where the keys go.
+#[test]
+fn flat_pprof_keys_run_the_push_server_with_a_deprecation_warning() {
+    let config = "receivers:\n  pprof:\n    endpoint: 127.0.0.1:0\n    path: /old/pprof\n\
+                  exporters:\n  nop:\n\
+                  service:\n  pipelines:\n    profiles:\n      receivers: [pprof]\n      exporters: [nop]\n  telemetry:\n    metrics:\n      address: \"\"\n";
+    let dir = TempDir::new("pprof-flat-keys");
+    let file = dir.path().join("flat.yaml");
+    std::fs::write(&file, config).unwrap();
+    let validated = std::process::Command::new(env!("CARGO_BIN_EXE_profbridge"))
+        .args(["validate", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&validated.stderr);
+    assert!(validated.status.success(), "{said}");
+    assert!(
+        said.contains("warning: receivers.pprof: the push server's keys beside pprof's own are deprecated: write them under server:"),
+        "{said}"
+    );
+
+    let collector = Collector::start_logged("pprof-flat-keys-serve", config);
+    let log = collector.log();
+    assert!(
+        log.contains("the push server's keys beside pprof's own are deprecated")
+            && log.contains("receivers.pprof"),
+        "{log}"
+    );
+    let address = collector.address("pprof push (POST /old/pprof)");
+    let (status, body) = exchange(
+        address,
+        "POST /old/pprof HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        b"",
+    );
+    // Reached the push server's handler: an empty body is not a profile.
+    assert_eq!(status, 400, "{body}");
+    assert!(collector.terminate().0.success());
+}
