@@ -50,8 +50,13 @@ fn collector_config(pipeline_extra: &str, exporters_extra: &str, http_extra: &st
     )
 }
 
+/// The files the file exporter has written: not its temporary files,
+/// which are renamed into place once whole.
 fn data_files(collector: &InProcess) -> Vec<PathBuf> {
-    let mut files = walk(&collector.data);
+    let mut files: Vec<PathBuf> = walk(&collector.data)
+        .into_iter()
+        .filter(|path| !path.extension().is_some_and(|extension| extension == "tmp"))
+        .collect();
     files.sort();
     files
 }
