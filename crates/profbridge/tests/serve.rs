@@ -55,7 +55,7 @@ fn collector_config(pipeline_extra: &str, exporters_extra: &str, http_extra: &st
 fn data_files(collector: &InProcess) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = walk(&collector.data)
         .into_iter()
-        .filter(|path| !path.extension().is_some_and(|extension| extension == "tmp"))
+        .filter(|path| path.extension().is_none_or(|extension| extension != "tmp"))
         .collect();
     files.sort();
     files
