@@ -820,12 +820,26 @@ fn otlp_json_lines_are_whole_after_sigkill_and_crash_leftovers_are_removed() {
     // line cut short at the end of a file, and a temporary file. A loaded
     // machine may have let no kill above find a whole line written.
     export_all_ok(&runtime(), collector.grpc.unwrap(), &requests[..1]);
+    // Written whole: the files end with a line end and stay the same for a
+    // while (a request may be written as several lines, and the kill below
+    // must not cut one of them).
     let started = Instant::now();
-    while !json_lines_files(&data)
-        .iter()
-        .any(|path| std::fs::read(path).is_ok_and(|text| text.contains(&b'\n')))
-    {
+    let settled = || -> Option<Vec<Vec<u8>>> {
+        let texts: Vec<Vec<u8>> = json_lines_files(&data)
+            .iter()
+            .filter_map(|path| std::fs::read(path).ok())
+            .collect();
+        let whole = !texts.is_empty() && texts.iter().all(|text| text.ends_with(b"\n"));
+        whole.then_some(texts)
+    };
+    loop {
         assert!(started.elapsed() < PATIENCE, "no JSON line was written");
+        if let Some(before) = settled() {
+            std::thread::sleep(Duration::from_millis(300));
+            if settled().as_ref() == Some(&before) {
+                break;
+            }
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     let dir = collector.kill();
