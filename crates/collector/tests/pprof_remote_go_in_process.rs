@@ -119,20 +119,10 @@ async fn cpu_profiles_of_a_go_program_hold_its_busy_function() {
 
 /// The pprof files under `dir`, decoded.
 fn pprofs(dir: &Path) -> Vec<Profile> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.to_string_lossy().ends_with(".pb.gz") {
-                let bytes = std::fs::read(&path).unwrap();
-                found.push(decode(&bytes, &DecodeOptions::default()).unwrap());
-            }
-        }
-    }
-    found
+    pprof_files(dir)
+        .iter()
+        .map(|path| decode(&std::fs::read(path).unwrap(), &DecodeOptions::default()).unwrap())
+        .collect()
 }
 
 /// The `sample_type` values of the samples whose stack holds `function`,
