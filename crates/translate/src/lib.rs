@@ -20,6 +20,7 @@ pub use load::{load_any, load_any_detected, JsonNotes, LoadError, Loaded};
 pub use merge::merge_requests;
 pub use otlp_decode::field as otlp_field;
 pub use otlp_decode::{decode_request, decode_request_reusing};
+pub use reserved::frame_types::label_frame_types;
 pub use to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpError, ToOtlpOptions};
 pub use to_pprof::{
     otlp_to_pprof, otlp_to_unassembled_pprof, OtlpToPprof, PprofConverter, PprofOutput,

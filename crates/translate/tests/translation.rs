@@ -595,3 +595,63 @@ fn labels_of_every_attribute_kind_come_back_typed() {
     );
     assert_eq!(canonicalize(&back), canonicalize(&request));
 }
+
+/// The frame type of each location of a profile, given beside it (as the
+/// JFR reader does), lands on the OTLP locations and survives the way back.
+#[test]
+fn frame_types_given_per_location_become_location_attributes() {
+    let mut profile = go_heap_profile();
+    let main = profile.location[0].line[0].function_id;
+    profile.location.push(Location {
+        id: 2,
+        mapping_id: 1,
+        line: vec![Line {
+            function_id: main,
+            line: 7,
+            column: 0,
+        }],
+        ..Location::default()
+    });
+    profile.sample[0].location_id = vec![2, 1];
+    profile.sample.push(Sample {
+        location_id: vec![1],
+        value: profile.sample[0].value.clone(),
+        ..Sample::default()
+    });
+    profbridge_translate::label_frame_types(&mut profile, |id| match id {
+        1 => Some("jvm"),
+        _ => Some("native"),
+    });
+    let request = pprof_to_otlp(&[input(&profile)], &ToOtlpOptions::default()).request;
+    assert!(validate_request(&request).is_ok());
+    let dictionary = request.dictionary.as_ref().unwrap();
+    let mut types: Vec<(i64, String)> = dictionary
+        .location_table
+        .iter()
+        .filter(|location| !location.lines.is_empty())
+        .map(|location| {
+            let name = location
+                .attribute_indices
+                .iter()
+                .map(|&i| attribute(&request, i))
+                .find(|(key, _)| key == "profile.frame.type")
+                .map(|(_, value)| format!("{value:?}"))
+                .unwrap();
+            (location.lines[0].line, name)
+        })
+        .collect();
+    types.sort();
+    assert_eq!(types.len(), 2, "{types:?}");
+    assert!(
+        types[0].1.contains("\"native\""),
+        "line 7 is location 2: {types:?}"
+    );
+    assert!(
+        types[1].1.contains("\"jvm\""),
+        "line 10 is location 1: {types:?}"
+    );
+    let (pprof, back) = through_pprof(&request);
+    let text = dump(&pprof).unwrap();
+    assert!(text.contains("profile.frame.types:[native,jvm]"), "{text}");
+    assert_eq!(canonicalize(&back), canonicalize(&request));
+}

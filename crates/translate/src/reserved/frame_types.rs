@@ -149,6 +149,69 @@ pub(crate) fn escape_key(text: &str) -> String {
     out
 }
 
+/// Gives each sample of `profile` the `profile.frame.types` label that
+/// `frame_type_of` (by location id) says, replacing one it had, so that
+/// the OTLP translation gives its locations `profile.frame.type`. Samples
+/// with no typed location get no label.
+pub fn label_frame_types<'t>(
+    profile: &mut profbridge_pprof::Profile,
+    frame_type_of: impl Fn(u64) -> Option<&'t str>,
+) {
+    // Each distinct value in first-use order, and the samples that carry it.
+    let mut values: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut position: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
+    let mut value = String::new();
+    for (index, sample) in profile.sample.iter().enumerate() {
+        let types = sample.location_id.iter().map(|&id| frame_type_of(id));
+        if !encode_into(&mut value, types, |name, out| push_escaped(out, name)) {
+            continue;
+        }
+        let at = *position.entry(value.clone()).or_insert_with(|| {
+            values.push((value.clone(), Vec::new()));
+            values.len() - 1
+        });
+        if let Some((_, samples)) = values.get_mut(at) {
+            samples.push(index);
+        }
+    }
+    let key_text = crate::keys::FRAME_TYPES_LABEL;
+    let mut key = None;
+    let mut found: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
+    for (index, text) in profile.string_table.iter().enumerate() {
+        if key.is_none() && text == key_text {
+            key = Some(index);
+        }
+        if position.contains_key(text) && !found.contains_key(text) {
+            found.insert(text.clone(), index);
+        }
+    }
+    let table = &mut profile.string_table;
+    let mut append = |text: &str| {
+        table.push(text.to_owned());
+        table.len() - 1
+    };
+    let as_i64 = |index: usize| i64::try_from(index).unwrap_or(i64::MAX);
+    let key = as_i64(key.unwrap_or_else(|| append(key_text)));
+    for sample in &mut profile.sample {
+        sample.label.retain(|label| label.key != key);
+    }
+    for (text, samples) in values {
+        let str = as_i64(match found.get(&text) {
+            Some(&index) => index,
+            None => append(&text),
+        });
+        for index in samples {
+            if let Some(sample) = profile.sample.get_mut(index) {
+                sample.label.push(profbridge_pprof::Label {
+                    key,
+                    str,
+                    ..profbridge_pprof::Label::default()
+                });
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

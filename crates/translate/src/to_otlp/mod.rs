@@ -40,8 +40,11 @@ pub struct ToOtlpOptions {
     pub scope_version: String,
     /// Drop `timestamp_ns` labels and sum the samples they split.
     pub aggregate_timestamps: bool,
-    /// Keep the input bytes as `original_payload` (format "pprof").
+    /// Keep the input bytes as `original_payload`.
     pub original_payload: bool,
+    /// `original_payload_format` of what is kept: "pprof", or "jfr" for
+    /// profiles read from a JFR recording.
+    pub original_payload_format: String,
 }
 
 impl Default for ToOtlpOptions {
@@ -51,6 +54,7 @@ impl Default for ToOtlpOptions {
             scope_version: env!("CARGO_PKG_VERSION").to_owned(),
             aggregate_timestamps: false,
             original_payload: false,
+            original_payload_format: "pprof".to_owned(),
         }
     }
 }
@@ -280,7 +284,7 @@ fn convert(
                 period_type,
                 period: p.period,
                 original_payload_format: if payload.is_some() {
-                    "pprof".to_owned()
+                    options.original_payload_format.clone()
                 } else {
                     String::new()
                 },
