@@ -1,0 +1,51 @@
+//! JFR recordings into one OTLP request: each profile the recording made
+//! (profbridge-jfr), its locations typed `profile.frame.type` (`jvm`,
+//! `native`, `kernel`), and the recording itself as the first profile's
+//! `original_payload` (format `jfr`) when the options ask.
+
+use profbridge_jfr::Converted;
+
+use crate::otlp::KeyValue;
+use crate::reserved::frame_types::label_frame_types;
+use crate::to_otlp::{pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpOptions};
+
+/// `original_payload_format` of a recording kept whole.
+pub const JFR_PAYLOAD_FORMAT: &str = "jfr";
+
+/// Every profile of `converted` under one resource with `resource`;
+/// `recording` is kept as the first profile's original payload when
+/// `options.original_payload` is set.
+pub fn jfr_to_otlp(
+    converted: &Converted,
+    resource: &[KeyValue],
+    recording: Option<&[u8]>,
+    options: &ToOtlpOptions,
+) -> PprofToOtlp {
+    let typed: Vec<_> = converted
+        .profiles
+        .iter()
+        .map(|jfr| {
+            let mut profile = jfr.profile.clone();
+            label_frame_types(&mut profile, |id| {
+                let index = usize::try_from(id).ok()?.checked_sub(1)?;
+                jfr.frame_kinds.get(index).map(|kind| kind.otel_name())
+            });
+            profile
+        })
+        .collect();
+    let inputs: Vec<_> = typed
+        .iter()
+        .enumerate()
+        .map(|(position, profile)| PprofInput {
+            profile,
+            resource_attributes: resource,
+            scope: None,
+            original_payload: recording.filter(|_| position == 0),
+        })
+        .collect();
+    let options = ToOtlpOptions {
+        original_payload_format: JFR_PAYLOAD_FORMAT.to_owned(),
+        ..options.clone()
+    };
+    pprof_to_otlp(&inputs, &options)
+}
