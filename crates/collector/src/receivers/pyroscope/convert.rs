@@ -1,6 +1,7 @@
 //! One `/ingest` upload into one OTLP request: the profile in the format
-//! the query names (or the Content-Type and bytes tell), its time from
-//! `from` and `until`, its resource from `name` and `spyName`.
+//! the query names (or the Content-Type and bytes tell; JFR in jfr.rs),
+//! its time from `from` and `until`, its resource from `name` and
+//! `spyName`.
 
 use profbridge_pprof::{
     parse_folded, parse_unzipped, unzip, DecodeError, DecodeOptions, DetectError, Format,
@@ -8,12 +9,14 @@ use profbridge_pprof::{
 };
 use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest};
 
+use super::jfr::jfr_request;
 use super::multipart;
 use super::query::{IngestFormat, IngestQuery};
 use super::sample_types::{
     add_cpu_time, folded_sample_type, parse_sample_type_config, record_sample_type_config,
     SampleTypeConfigs,
 };
+use super::series::SPY_NAME_ATTRIBUTE;
 use crate::receivers::from_pprof::{profile_request, set_profile_attribute, string_attributes};
 use crate::receivers::pprof_http::Failure;
 use crate::telemetry::ReceiverMetrics;
@@ -29,6 +32,17 @@ pub(super) fn ingest_request(
     metrics: &ReceiverMetrics,
 ) -> Result<ExportProfilesServiceRequest, Failure> {
     let boundary = multipart::boundary(content_type);
+    let resource = resource_pairs(query);
+    if query.format == Some(IngestFormat::Jfr) {
+        return jfr_request(
+            query,
+            boundary.as_deref(),
+            body,
+            &resource,
+            limits,
+            received_at,
+        );
+    }
     let mut configs = SampleTypeConfigs::new();
     let (format, mut profile) = match &boundary {
         Some(boundary) => match query.format.unwrap_or(IngestFormat::Pprof) {
@@ -38,7 +52,7 @@ pub(super) fn ingest_request(
                 let profile = pprof_profile(unzip(payload, limits), limits, metrics)?;
                 (IngestFormat::Pprof, profile)
             }
-            IngestFormat::Folded | IngestFormat::Lines => {
+            IngestFormat::Folded | IngestFormat::Lines | IngestFormat::Jfr => {
                 return Err(Failure::BadRequest(
                     "folded and lines uploads are the text itself, not multipart/form-data"
                         .to_owned(),
@@ -49,6 +63,7 @@ pub(super) fn ingest_request(
             // Gunzipped once, for detection and for the reader.
             let unzipped = unzip(body, limits);
             let format = query.format.unwrap_or_else(|| match &unzipped {
+                Ok(unzipped) if profbridge_jfr::is_jfr(&unzipped.bytes) => IngestFormat::Jfr,
                 Ok(unzipped) => match unzipped.detect() {
                     Ok(detected) if detected.format != Format::Folded => IngestFormat::Pprof,
                     _ => IngestFormat::Folded,
@@ -56,6 +71,17 @@ pub(super) fn ingest_request(
                 Err(_) => IngestFormat::Folded,
             });
             let profile = match format {
+                IngestFormat::Jfr => {
+                    let unzipped = unzipped.map_err(|error| Failure::from_gunzip(&error))?;
+                    return jfr_request(
+                        query,
+                        None,
+                        &unzipped.bytes,
+                        &resource,
+                        limits,
+                        received_at,
+                    );
+                }
                 IngestFormat::Pprof => pprof_profile(unzipped, limits, metrics)?,
                 IngestFormat::Folded | IngestFormat::Lines => {
                     let unzipped = unzipped.map_err(|error| Failure::from_gunzip(&error))?;
@@ -66,11 +92,6 @@ pub(super) fn ingest_request(
         }
     };
     set_time(&mut profile, query, format, received_at);
-    let mut resource: Vec<(String, String)> = query.labels.clone();
-    if let Some(spy) = &query.spy_name {
-        resource.push(("pyroscope.spy_name".to_owned(), spy.clone()));
-    }
-    resource.push(("service.name".to_owned(), query.app_name.clone()));
     let mut request = profile_request(&profile, &string_attributes(resource))
         .map_err(|e| Failure::BadRequest(e.to_string()))?;
     record_sample_type_config(&mut request, &configs);
@@ -85,6 +106,17 @@ pub(super) fn ingest_request(
         );
     }
     Ok(request)
+}
+
+/// The resource attributes of an upload: the labels of `name`,
+/// `pyroscope.spy_name` and `service.name`.
+fn resource_pairs(query: &IngestQuery) -> Vec<(String, String)> {
+    let mut resource: Vec<(String, String)> = query.labels.clone();
+    if let Some(spy) = &query.spy_name {
+        resource.push((SPY_NAME_ATTRIBUTE.to_owned(), spy.clone()));
+    }
+    resource.push(("service.name".to_owned(), query.app_name.clone()));
+    resource
 }
 
 /// The `profile` part of a multipart upload, and its `sample_type_config`.

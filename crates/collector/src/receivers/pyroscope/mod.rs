@@ -4,12 +4,14 @@
 //! and its labels (`name`), the time (`from`, `until`) and the format
 //! (`format`, `sampleRate`, `units`, `aggregationType`, `spyName`); the
 //! body is the profile, or for pprof a multipart/form-data form with a
-//! `profile` part and an optional `sample_type_config` part. Answers 200,
-//! as Pyroscope does.
+//! `profile` part and an optional `sample_type_config` part, or for JFR
+//! one with a `jfr` part and an optional `labels` part (jfr.rs). Answers
+//! 200, as Pyroscope does.
 
 pub mod config;
 mod convert;
 mod factory;
+mod jfr;
 mod multipart;
 mod push;
 mod query;
@@ -17,6 +19,7 @@ mod sample_types;
 mod series;
 
 pub use factory::PyroscopeReceiverFactory;
+pub use jfr::JFR_EVENT_ATTRIBUTE;
 use std::time::SystemTime;
 
 use axum::body::Body;

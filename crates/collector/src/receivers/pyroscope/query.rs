@@ -26,6 +26,8 @@ pub(super) enum IngestFormat {
     Folded,
     /// `frame;frame` lines, one sample each.
     Lines,
+    /// A JFR recording, bare or as the `jfr` part of a form.
+    Jfr,
 }
 
 /// A query string `/ingest` cannot take; each names the parameter.
@@ -50,7 +52,7 @@ pub(super) enum QueryError {
         parameter: &'static str,
         text: String,
     },
-    #[error("format {0:?} is not supported; use pprof, folded or lines")]
+    #[error("format {0:?} is not supported; use pprof, folded, lines or jfr")]
     UnsupportedFormat(String),
 }
 
@@ -153,6 +155,7 @@ fn parse_format(text: &str) -> Result<IngestFormat, QueryError> {
         "pprof" => Ok(IngestFormat::Pprof),
         "folded" => Ok(IngestFormat::Folded),
         "lines" => Ok(IngestFormat::Lines),
+        "jfr" => Ok(IngestFormat::Jfr),
         other => Err(QueryError::UnsupportedFormat(other.to_owned())),
     }
 }
@@ -197,6 +200,8 @@ mod tests {
         assert!(plain.is_ok_and(|q| q.labels.is_empty()
             && q.format == Some(IngestFormat::Lines)
             && q.sample_rate == 250));
+        let jfr = query(&[("name", "app"), ("format", "jfr")]);
+        assert!(jfr.is_ok_and(|q| q.format == Some(IngestFormat::Jfr)));
     }
 
     #[test]
@@ -213,7 +218,7 @@ mod tests {
         assert!(error(&[("name", "app{env}")]).contains("not key=value"));
         assert!(error(&[("name", "a"), ("from", "yesterday")]).contains("from \"yesterday\""));
         assert!(error(&[("name", "a"), ("from", "10"), ("until", "5")]).contains("before from"));
-        assert!(error(&[("name", "a"), ("format", "jfr")]).contains("\"jfr\" is not supported"));
+        assert!(error(&[("name", "a"), ("format", "trie")]).contains("\"trie\" is not supported"));
         assert!(error(&[("name", "a"), ("sampleRate", "0")]).contains("sampleRate"));
     }
 }
