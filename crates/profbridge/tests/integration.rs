@@ -14,6 +14,7 @@ mod otelcol_telemetry;
 mod pprof_extension_binary;
 mod pprof_remote_binary;
 mod pprof_sources;
+mod pyroscope_jfr;
 mod real_world_configs;
 mod send;
 mod serve;
