@@ -556,9 +556,13 @@ fn bad_input_is_refused_with_a_reason() {
     assert_eq!(status, 400);
     assert!(body.contains("name"), "{body}");
 
+    let (status, body) = push_pyroscope(&collector, "name=app&format=trie", b"x");
+    assert_eq!(status, 400);
+    assert!(body.contains("\"trie\" is not supported"), "{body}");
+
     let (status, body) = push_pyroscope(&collector, "name=app&format=jfr", b"x");
     assert_eq!(status, 400);
-    assert!(body.contains("\"jfr\" is not supported"), "{body}");
+    assert!(body.contains("not a JFR recording"), "{body}");
 
     let (status, body) =
         push_pyroscope(&collector, "name=app&format=pprof", b"main;work 1\x00\xff");

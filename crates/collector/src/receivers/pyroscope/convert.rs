@@ -33,16 +33,6 @@ pub(super) fn ingest_request(
 ) -> Result<ExportProfilesServiceRequest, Failure> {
     let boundary = multipart::boundary(content_type);
     let resource = resource_pairs(query);
-    if query.format == Some(IngestFormat::Jfr) {
-        return jfr_request(
-            query,
-            boundary.as_deref(),
-            body,
-            &resource,
-            limits,
-            received_at,
-        );
-    }
     let mut configs = SampleTypeConfigs::new();
     let (format, mut profile) = match &boundary {
         Some(boundary) => match query.format.unwrap_or(IngestFormat::Pprof) {
@@ -52,7 +42,10 @@ pub(super) fn ingest_request(
                 let profile = pprof_profile(unzip(payload, limits), limits, metrics)?;
                 (IngestFormat::Pprof, profile)
             }
-            IngestFormat::Folded | IngestFormat::Lines | IngestFormat::Jfr => {
+            IngestFormat::Jfr => {
+                return jfr_request(query, Some(boundary), body, &resource, limits, received_at);
+            }
+            IngestFormat::Folded | IngestFormat::Lines => {
                 return Err(Failure::BadRequest(
                     "folded and lines uploads are the text itself, not multipart/form-data"
                         .to_owned(),
