@@ -24,6 +24,8 @@ pub enum ParseError {
     Folded(#[from] FoldedError),
     #[error("the input is {0}, which is translated to pprof, not parsed as pprof")]
     Otlp(Format),
+    #[error("the input is a JFR recording, which holds several profiles: it is read as JFR, not as one pprof")]
+    Jfr,
 }
 
 impl From<DecodeError> for ParseError {
@@ -43,6 +45,8 @@ pub enum InputKind {
     Folded,
     OtlpProtobuf,
     OtlpJson,
+    /// A JFR recording (profbridge-jfr reads it).
+    Jfr,
 }
 
 impl From<Format> for InputKind {
@@ -53,6 +57,7 @@ impl From<Format> for InputKind {
             Format::Folded => Self::Folded,
             Format::OtlpProtobuf => Self::OtlpProtobuf,
             Format::OtlpJson => Self::OtlpJson,
+            Format::Jfr => Self::Jfr,
         }
     }
 }
@@ -113,6 +118,7 @@ pub fn parse_unzipped(
         InputKind::Folded => parse_folded(bytes, folded_sample_type)?,
         InputKind::OtlpProtobuf => return Err(ParseError::Otlp(Format::OtlpProtobuf)),
         InputKind::OtlpJson => return Err(ParseError::Otlp(Format::OtlpJson)),
+        InputKind::Jfr => return Err(ParseError::Jfr),
     };
     Ok((profile, RawStrings::default()))
 }

@@ -20,6 +20,9 @@ pub enum Format {
     OtlpProtobuf,
     /// An OTLP ExportProfilesServiceRequest, JSON.
     OtlpJson,
+    /// A JFR (Java Flight Recorder) recording: several profiles, read by
+    /// profbridge-jfr.
+    Jfr,
 }
 
 impl fmt::Display for Format {
@@ -30,6 +33,7 @@ impl fmt::Display for Format {
             Self::Folded => f.write_str("folded stacks"),
             Self::OtlpProtobuf => f.write_str("OTLP protobuf"),
             Self::OtlpJson => f.write_str("OTLP JSON"),
+            Self::Jfr => f.write_str("JFR"),
         }
     }
 }
@@ -52,7 +56,7 @@ pub enum DetectError {
 fn tried_formats() -> String {
     let mut names = vec!["pprof (gzipped or raw)".to_owned()];
     names.extend(LegacyKind::ALL.iter().map(|kind| kind.name().to_owned()));
-    names.extend(["folded stacks", "OTLP protobuf", "OTLP JSON"].map(str::to_owned));
+    names.extend(["folded stacks", "OTLP protobuf", "OTLP JSON", "JFR"].map(str::to_owned));
     names.join(", ")
 }
 
@@ -94,7 +98,13 @@ impl Unzipped<'_> {
     }
 }
 
+/// Every JFR chunk starts with this.
+const JFR_MAGIC: &[u8] = b"FLR\0";
+
 fn format_of(data: &[u8]) -> Option<Format> {
+    if data.starts_with(JFR_MAGIC) {
+        return Some(Format::Jfr);
+    }
     if let Some(kind) = sniff_legacy(data) {
         return Some(Format::Legacy(kind));
     }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 
+use profbridge_jfr::Converted;
 use profbridge_pprof::{
     DecodeOptions, Detected, InputKind, Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
 };
@@ -28,6 +29,8 @@ pub enum InputFormat {
     Otlp,
     /// OTLP ExportProfilesServiceRequest, JSON.
     OtlpJson,
+    /// A JFR (Java Flight Recorder) recording, gzipped or raw.
+    Jfr,
 }
 
 /// An input's name for messages, and its bytes.
@@ -62,12 +65,14 @@ impl Input {
     }
 }
 
-/// What an input holds: pprof profiles, or an OTLP request.
+/// What an input holds: pprof profiles, an OTLP request, or a JFR
+/// recording's profiles.
 pub enum Loaded {
     /// A profile, and the original bytes of its strings that were not
     /// UTF-8 (the profile holds them with U+FFFD).
     Pprof(Profile, RawStrings),
     Otlp(ExportProfilesServiceRequest),
+    Jfr(Converted),
 }
 
 /// Says on standard error that strings of `name` were not UTF-8 and are
@@ -128,6 +133,7 @@ fn hint(from: InputFormat) -> Option<InputKind> {
         InputFormat::Folded => Some(InputKind::Folded),
         InputFormat::Otlp => Some(InputKind::OtlpProtobuf),
         InputFormat::OtlpJson => Some(InputKind::OtlpJson),
+        InputFormat::Jfr => Some(InputKind::Jfr),
     }
 }
 
@@ -142,6 +148,7 @@ fn loaded_input(input: &Input, loaded: AnyInput) -> Loaded {
             request,
             json: None,
         } => Loaded::Otlp(request),
+        AnyInput::Jfr(converted) => Loaded::Jfr(converted),
     }
 }
 

@@ -7,6 +7,7 @@ mod descriptors_binary;
 mod extensions_in_process;
 mod forwarding;
 mod inspect;
+mod jfr_cli;
 mod legacy_ingest;
 mod lockout_binary;
 mod memory_limiter_binary;

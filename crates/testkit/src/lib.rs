@@ -10,7 +10,9 @@
 //! random source, generated legacy profiles for benchmarks, proptest
 //! strategies for OTLP requests, Go and C helper programs built once, a Go
 //! program serving `net/http/pprof` to scrape with `go tool pprof` as the
-//! oracle, and sweeps that run whole or as a seeded sample.
+//! oracle, Java Flight Recorder recordings of a Java workload with the
+//! JDK's `jfr` as their oracle, and sweeps that run whole or as a seeded
+//! sample.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +21,7 @@ pub mod c;
 mod ebpf;
 pub mod go;
 mod gperftools;
+pub mod jdk;
 pub mod otlp_strategies;
 pub mod pprof_oracle;
 pub mod pprof_target;

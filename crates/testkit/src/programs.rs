@@ -1,5 +1,5 @@
-//! Go and C helper programs that tests build, kept by source hash so that
-//! a program is built once, however many tests (or test runs) need it.
+//! Go, C and Java helper programs that tests build, kept by source hash so
+//! that a program is built once, however many tests (or test runs) need it.
 //!
 //! Everything lives under one cache folder, `$PROFBRIDGE_CACHE` or else
 //! `$HOME/.cache/profbridge`: the Go build cache in `go-build` (so the
@@ -43,7 +43,8 @@ impl fmt::Display for BuildFailed {
 impl std::error::Error for BuildFailed {}
 
 /// How to build one program: `compile(source, output)` is the compiler's
-/// command line; `compiler` run with `version_args` tells its version.
+/// command line (its output a file, or a folder of classes for Java);
+/// `compiler` run with `version_args` tells its version.
 pub(crate) struct Recipe<'a> {
     pub name: &'a str,
     pub source: &'a str,
@@ -60,7 +61,7 @@ pub(crate) fn build_once(recipe: Recipe<'_>) -> Result<PathBuf, BuildFailed> {
     let key = recipe_hash(&recipe);
     let programs = cache_dir().join("programs");
     let program = programs.join(format!("{}-{key:016x}", recipe.name));
-    if program.is_file() {
+    if program.exists() {
         return Ok(program);
     }
     let work = programs.join(format!(
@@ -71,7 +72,11 @@ pub(crate) fn build_once(recipe: Recipe<'_>) -> Result<PathBuf, BuildFailed> {
     ));
     std::fs::create_dir_all(&work).expect("create the program's build folder");
     let built = build_in(&recipe, &work).map(|binary| {
-        std::fs::rename(&binary, &program).expect("move the built program into the cache");
+        // A test building the same folder at the same time may have put it
+        // in place first; a folder cannot be renamed over another.
+        if std::fs::rename(&binary, &program).is_err() && !program.exists() {
+            panic!("cannot move {} into the cache", binary.display());
+        }
         program
     });
     let _ = std::fs::remove_dir_all(&work);

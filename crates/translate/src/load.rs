@@ -1,8 +1,9 @@
 //! `load_any`: any input profbridge reads, gunzipped once, into a pprof
-//! profile or an OTLP request. It lives here, not in profbridge-pprof,
-//! because OTLP is decoded here; the pprof family is read by
-//! profbridge-pprof's `parse_unzipped`.
+//! profile, a JFR recording's profiles or an OTLP request. It lives here,
+//! not in profbridge-pprof, because OTLP is decoded here; the pprof family
+//! is read by profbridge-pprof's `parse_unzipped`, JFR by profbridge-jfr.
 
+use profbridge_jfr::{convert as convert_jfr, ConvertOptions, Converted, JfrError};
 use profbridge_pprof::{
     parse_unzipped, unzip, DecodeError, DecodeOptions, DetectError, Detected, FoldedError,
     InputKind, LegacyError, ParseError, Profile, RawStrings,
@@ -24,6 +25,8 @@ pub enum Loaded {
         /// For OTLP/JSON: what was read, for callers that warn.
         json: Option<JsonNotes>,
     },
+    /// A JFR recording: a profile per kind of event it holds.
+    Jfr(Converted),
 }
 
 /// What reading OTLP/JSON noticed.
@@ -53,6 +56,8 @@ pub enum LoadError {
     OtlpProtobuf(prost::DecodeError),
     #[error(transparent)]
     OtlpJson(JsonError),
+    #[error(transparent)]
+    Jfr(JfrError),
 }
 
 impl From<ParseError> for LoadError {
@@ -62,8 +67,8 @@ impl From<ParseError> for LoadError {
             ParseError::Pprof(error) => Self::Pprof(error),
             ParseError::Legacy(error) => Self::Legacy(error),
             ParseError::Folded(error) => Self::Folded(error),
-            // parse_unzipped refuses OTLP only, which is read here first.
-            ParseError::Otlp(_) => Self::Detect(DetectError::Unrecognized),
+            // parse_unzipped refuses OTLP and JFR only, which are read here first.
+            ParseError::Otlp(_) | ParseError::Jfr => Self::Detect(DetectError::Unrecognized),
         }
     }
 }
@@ -130,6 +135,14 @@ fn load(
                 }),
             };
             Ok((loaded, detected))
+        }
+        InputKind::Jfr => {
+            let options = ConvertOptions {
+                decode: *options,
+                ..ConvertOptions::default()
+            };
+            let converted = convert_jfr(bytes, &options).map_err(LoadError::Jfr)?;
+            Ok((Loaded::Jfr(converted), detected))
         }
         kind => {
             let (profile, raw) = parse_unzipped(&unzipped, kind, folded_sample_type, options)?;

@@ -17,8 +17,8 @@ use profbridge_pprof::{
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::{key_value, string_value, ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{
-    merge_requests, otlp_to_pprof, pprof_to_otlp, validate_request, PprofInput, ToOtlpOptions,
-    ToPprofOptions,
+    jfr_to_otlp, merge_requests, otlp_to_pprof, pprof_to_otlp, validate_request, PprofInput,
+    ToOtlpOptions, ToPprofOptions,
 };
 
 use crate::cli::{ConvertArgs, OutputFormat};
@@ -29,7 +29,7 @@ use output::Destination;
 /// One converted result: bytes, and a suffix when an input gives several.
 struct Converted {
     bytes: Vec<u8>,
-    part: Option<usize>,
+    part: Option<String>,
 }
 
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
@@ -82,7 +82,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
     })
 }
 
-fn outputs_as_pairs(outputs: Vec<Converted>) -> Vec<(Option<usize>, Vec<u8>)> {
+fn outputs_as_pairs(outputs: Vec<Converted>) -> Vec<(Option<String>, Vec<u8>)> {
     outputs.into_iter().map(|c| (c.part, c.bytes)).collect()
 }
 
@@ -140,6 +140,33 @@ fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Resul
         .collect();
     let otlp_out = matches!(format, OutputFormat::Otlp | OutputFormat::OtlpJson);
     let outputs = match loaded {
+        Loaded::Jfr(converted) if converted.profiles.is_empty() => {
+            bail!("{name}: {NO_JFR_PROFILES}")
+        }
+        Loaded::Jfr(converted) if otlp_out => {
+            let request = jfr_request(&converted, input, args, &resource)?;
+            if args.merge {
+                return Ok(Step::Request(request));
+            }
+            vec![encode_request(&request, format)]
+        }
+        Loaded::Jfr(converted) => {
+            // One file per kind of profile, named after it.
+            return converted
+                .profiles
+                .iter()
+                .map(|jfr| {
+                    let bytes =
+                        write_pprof_like(&jfr.profile, &RawStrings::default(), args, format)
+                            .map_err(|e| anyhow!("{name}: {}: {e:#}", jfr.kind.name()))?;
+                    Ok(Converted {
+                        bytes,
+                        part: Some(jfr.kind.name().to_owned()),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Step::Outputs);
+        }
         Loaded::Pprof(profile, raw) if otlp_out => {
             warn_replaced_strings(name, &raw);
             let request = pprof_request(&profile, input, args, &resource)?;
@@ -189,7 +216,7 @@ fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Resul
             .enumerate()
             .map(|(i, bytes)| Converted {
                 bytes,
-                part: several.then_some(i),
+                part: several.then(|| i.to_string()),
             })
             .collect(),
     ))
@@ -216,6 +243,29 @@ fn pprof_request(
         }],
         &options,
     );
+    if let Some((_, error)) = converted.rejected.first() {
+        bail!("{}: {error}", input.name);
+    }
+    Ok(converted.request)
+}
+
+/// Why a recording converts to nothing.
+const NO_JFR_PROFILES: &str = "the JFR recording holds no events that make profiles \
+     (execution or wall-clock samples, allocations, monitor enters, parks, mallocs)";
+
+fn jfr_request(
+    converted: &profbridge_jfr::Converted,
+    input: &Input,
+    args: &ConvertArgs,
+    resource: &[KeyValue],
+) -> Result<ExportProfilesServiceRequest> {
+    let options = ToOtlpOptions {
+        scope_name: args.scope_name.clone(),
+        aggregate_timestamps: args.aggregate_timestamps,
+        original_payload: args.original_payload,
+        ..ToOtlpOptions::default()
+    };
+    let converted = jfr_to_otlp(converted, resource, Some(&input.bytes), &options);
     if let Some((_, error)) = converted.rejected.first() {
         bail!("{}: {error}", input.name);
     }

@@ -43,7 +43,7 @@ fn stem(input: &Input) -> String {
         .unwrap_or("stdin");
     let mut stem = name;
     for known in [
-        ".gz", ".pb", ".pprof", ".prof", ".otlp", ".json", ".binpb", ".folded", ".txt",
+        ".gz", ".pb", ".pprof", ".prof", ".otlp", ".json", ".binpb", ".folded", ".txt", ".jfr",
     ] {
         if let Some(shorter) = stem.strip_suffix(known).filter(|s| !s.is_empty()) {
             stem = shorter;
@@ -82,7 +82,7 @@ impl Destination {
     }
 
     /// Writes each part; several parts need a folder.
-    pub fn write(&self, parts: &[(Option<usize>, Vec<u8>)]) -> Result<()> {
+    pub fn write(&self, parts: &[(Option<String>, Vec<u8>)]) -> Result<()> {
         match self {
             Self::Folder {
                 dir,
@@ -93,7 +93,7 @@ impl Destination {
                     .with_context(|| format!("{}: cannot create", dir.display()))?;
                 for (part, bytes) in parts {
                     let name = match part {
-                        Some(i) => format!("{stem}.{i}.{extension}"),
+                        Some(part) => format!("{stem}.{part}.{extension}"),
                         None => format!("{stem}.{extension}"),
                     };
                     let path = dir.join(name);

@@ -2,13 +2,13 @@
 
 use serde_json::{json, Map, Value};
 
-use super::source::OtlpOrigin;
+use super::source::Origin;
 use super::summary::Summary;
 
 pub struct JsonReport<'a> {
     pub file: &'a str,
     pub format: &'a str,
-    pub origin: Option<&'a OtlpOrigin>,
+    pub origin: Option<&'a Origin>,
     pub summary: &'a Summary,
     pub top: usize,
 }
@@ -19,17 +19,26 @@ impl JsonReport<'_> {
         let mut object = Map::new();
         object.insert("file".into(), json!(self.file));
         object.insert("format".into(), json!(self.format));
-        if let Some(origin) = self.origin {
-            object.insert(
-                "otlp".into(),
-                json!({
-                    "resource": origin.resource,
-                    "scope": origin.scope,
-                    "scope_name": origin.scope_name,
-                    "scope_version": origin.scope_version,
-                    "service_name": origin.service_name,
-                }),
-            );
+        match self.origin {
+            Some(Origin::Otlp(origin)) => {
+                object.insert(
+                    "otlp".into(),
+                    json!({
+                        "resource": origin.resource,
+                        "scope": origin.scope,
+                        "scope_name": origin.scope_name,
+                        "scope_version": origin.scope_version,
+                        "service_name": origin.service_name,
+                    }),
+                );
+            }
+            Some(Origin::Jfr(kind)) => {
+                object.insert(
+                    "jfr".into(),
+                    json!({ "profile": kind.name(), "metric": kind.metric() }),
+                );
+            }
+            None => {}
         }
         let sample_types: Vec<Value> = summary
             .sample_types

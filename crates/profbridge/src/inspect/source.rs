@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 
+use profbridge_jfr::ProfileKind;
 use profbridge_pprof::{Detected, Format, Profile, RawStrings};
 use profbridge_translate::otlp::{any_value, KeyValue};
 use profbridge_translate::{otlp_to_pprof, PprofOutput, ToPprofOptions};
@@ -35,9 +36,26 @@ impl std::fmt::Display for OtlpOrigin {
     }
 }
 
+/// Which of an input's profiles one is, for inputs that hold several.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    Otlp(OtlpOrigin),
+    /// The profile of one kind of event in a JFR recording.
+    Jfr(ProfileKind),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Otlp(origin) => origin.fmt(f),
+            Self::Jfr(kind) => write!(f, "JFR {} (Pyroscope's {})", kind.name(), kind.metric()),
+        }
+    }
+}
+
 pub struct InspectedProfile {
     /// `None` for inputs that are pprof-family formats themselves.
-    pub origin: Option<OtlpOrigin>,
+    pub origin: Option<Origin>,
     pub profile: Profile,
     /// The original bytes of its strings that were not UTF-8.
     pub raw: RawStrings,
@@ -67,6 +85,18 @@ pub fn read_source(path: &std::path::Path, from: InputFormat) -> Result<Source> 
                 profile,
                 raw,
             }],
+            Vec::new(),
+        ),
+        Loaded::Jfr(converted) => (
+            converted
+                .profiles
+                .into_iter()
+                .map(|jfr| InspectedProfile {
+                    origin: Some(Origin::Jfr(jfr.kind)),
+                    profile: jfr.profile,
+                    raw: RawStrings::default(),
+                })
+                .collect(),
             Vec::new(),
         ),
         Loaded::Otlp(request) => {
@@ -101,7 +131,7 @@ fn inspected(output: PprofOutput) -> InspectedProfile {
         service_name: string_attribute(&output.resource_attributes, "service.name"),
     };
     InspectedProfile {
-        origin: Some(origin),
+        origin: Some(Origin::Otlp(origin)),
         profile: output.profile,
         raw: RawStrings::default(),
     }
@@ -126,6 +156,7 @@ fn format_name(detected: Option<Detected>, from: InputFormat) -> String {
         InputFormat::Folded => format == Format::Folded,
         InputFormat::Otlp => format == Format::OtlpProtobuf,
         InputFormat::OtlpJson => format == Format::OtlpJson,
+        InputFormat::Jfr => format == Format::Jfr,
     };
     match detected.filter(|detected| agrees(detected.format)) {
         Some(detected) if detected.gzipped => format!("{} (gzipped)", detected.format),
@@ -137,6 +168,7 @@ fn format_name(detected: Option<Detected>, from: InputFormat) -> String {
             InputFormat::Folded => "folded stacks",
             InputFormat::Otlp => "OTLP protobuf",
             InputFormat::OtlpJson => "OTLP JSON",
+            InputFormat::Jfr => "JFR",
         }
         .to_owned(),
     }

@@ -2,13 +2,13 @@
 
 use std::fmt::Write;
 
-use super::source::OtlpOrigin;
+use super::source::Origin;
 use super::summary::Summary;
 
 pub struct TextReport<'a> {
     pub file: &'a str,
     pub format: &'a str,
-    pub origin: Option<&'a OtlpOrigin>,
+    pub origin: Option<&'a Origin>,
     pub summary: &'a Summary,
     pub top: usize,
 }

@@ -3,7 +3,9 @@
 use anyhow::{anyhow, bail, Result};
 
 use profbridge_translate::otlp::{key_value, string_value, ExportProfilesServiceRequest, KeyValue};
-use profbridge_translate::{pprof_to_otlp, validate_request, PprofInput, ToOtlpOptions};
+use profbridge_translate::{
+    jfr_to_otlp, pprof_to_otlp, validate_request, PprofInput, ToOtlpOptions,
+};
 
 use super::args::SendArgs;
 use crate::input::{folded_sample_type, load, warn_replaced_strings, Input, Loaded};
@@ -36,6 +38,17 @@ pub fn request_for(input: &Input, args: &SendArgs) -> Result<ExportProfilesServi
                 }],
                 &options,
             );
+            if let Some((_, error)) = converted.rejected.first() {
+                bail!("{name}: {error}");
+            }
+            Ok(converted.request)
+        }
+        Loaded::Jfr(converted) => {
+            let options = ToOtlpOptions {
+                scope_name: args.scope_name.clone(),
+                ..ToOtlpOptions::default()
+            };
+            let converted = jfr_to_otlp(&converted, &resource, None, &options);
             if let Some((_, error)) = converted.rejected.first() {
                 bail!("{name}: {error}");
             }

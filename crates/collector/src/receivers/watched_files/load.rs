@@ -5,7 +5,7 @@ use std::path::Path;
 
 use profbridge_pprof::{DecodeOptions, InputKind, DEFAULT_FOLDED_SAMPLE_TYPE};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
-use profbridge_translate::{load_any, LoadError, Loaded};
+use profbridge_translate::{jfr_to_otlp, load_any, LoadError, Loaded, ToOtlpOptions};
 
 use super::settings::{InputFormat, ServiceNameFrom};
 use crate::receivers::from_pprof::{profile_request, set_resource_attributes};
@@ -68,6 +68,7 @@ pub(super) fn file_request(
         InputFormat::Folded => Some(InputKind::Folded),
         InputFormat::Otlp => Some(InputKind::OtlpProtobuf),
         InputFormat::OtlpJson => Some(InputKind::OtlpJson),
+        InputFormat::Jfr => Some(InputKind::Jfr),
     };
     let loaded = load_any(
         bytes,
@@ -86,6 +87,13 @@ pub(super) fn file_request(
         Loaded::Otlp { mut request, .. } => {
             set_resource_attributes(&mut request, resource);
             Ok(request)
+        }
+        Loaded::Jfr(converted) => {
+            let converted = jfr_to_otlp(&converted, resource, None, &ToOtlpOptions::default());
+            match converted.rejected.into_iter().next() {
+                Some((_, error)) => Err(FileError::Translate(error.to_string())),
+                None => Ok(converted.request),
+            }
         }
     }
 }

@@ -85,6 +85,8 @@ pub enum InputFormat {
     Folded,
     Otlp,
     OtlpJson,
+    /// A JFR recording: one profile per kind of event.
+    Jfr,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

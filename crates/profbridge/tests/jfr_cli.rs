@@ -1,0 +1,361 @@
+//! `convert`, `inspect` and `send`'s reader on JFR recordings the JDK made
+//! of a workload of ours: the pprof files are read back by
+//! `go tool pprof -raw`, and their totals are those of the events the
+//! JDK's own `jfr print` lists.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use profbridge_pprof::{canonical_diff, parse_any, DecodeOptions, Profile};
+use profbridge_testkit::jdk::{jfr_print_json, record, Jdk, RecordSpec};
+use profbridge_testkit::pprof_oracle::OracleProfile;
+use profbridge_testkit::{require_tool, TempDir};
+use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest};
+use profbridge_translate::{otlp_to_pprof, validate_request, ToPprofOptions};
+use prost::Message;
+
+const PURPOSE: &str = "the JFR convert and inspect tests";
+
+fn profbridge(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_profbridge"))
+        .args(args)
+        .output()
+        .expect("run profbridge")
+}
+
+fn succeeded(output: &Output) {
+    assert!(
+        output.status.success(),
+        "{:?}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The standard recording, copied to `dir` as `app.jfr`.
+fn recording(dir: &Path) -> Option<(Jdk, PathBuf, i64)> {
+    let spec = RecordSpec::standard();
+    let (jdk, recording) = record(&spec, PURPOSE)?;
+    let path = dir.join("app.jfr");
+    std::fs::copy(&recording.path, &path).unwrap();
+    Some((jdk, path, spec.cpu_period_nanos()))
+}
+
+/// `convert --out-dir`: the files written, by the part of their name
+/// between `app.` and `.pb.gz`.
+fn convert_to_dir(input: &Path, dir: &Path) -> BTreeMap<String, PathBuf> {
+    succeeded(&profbridge(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--out-dir",
+        dir.to_str().unwrap(),
+    ]));
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .map(|path| {
+            let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+            let kind = name
+                .strip_prefix("app.")
+                .and_then(|rest| rest.strip_suffix(".pb.gz"))
+                .unwrap_or_else(|| panic!("unexpected file {name}"))
+                .to_owned();
+            (kind, path)
+        })
+        .collect()
+}
+
+/// How many events of the listed ones have a frame of `class.method`.
+fn events_in(events: &[&profbridge_testkit::jdk::JfrEvent], class: &str, method: &str) -> i64 {
+    events
+        .iter()
+        .filter(|e| {
+            e.frames
+                .iter()
+                .any(|f| f.class == class && f.method == method)
+        })
+        .count() as i64
+}
+
+#[test]
+fn convert_writes_one_pprof_per_kind_with_the_jdks_totals() {
+    let dir = TempDir::new("jfr-convert");
+    let Some((jdk, input, period)) = recording(dir.path()) else {
+        return;
+    };
+    if require_tool("go", &["version"], PURPOSE).is_none() {
+        return;
+    }
+    let out = dir.path().join("out");
+    let files = convert_to_dir(&input, &out);
+    let kinds: BTreeSet<&str> = files.keys().map(String::as_str).collect();
+    for expected in [
+        "process_cpu",
+        "alloc_in_new_tlab",
+        "alloc_outside_tlab",
+        "alloc_sample",
+        "mutex",
+        "block",
+    ] {
+        assert!(kinds.contains(expected), "no {expected} among {kinds:?}");
+    }
+
+    let events = jfr_print_json(
+        &jdk,
+        &input,
+        &[
+            "jdk.ExecutionSample",
+            "jdk.ObjectAllocationSample",
+            "jdk.JavaMonitorEnter",
+        ],
+        64,
+    );
+    let of_type = |name: &str| -> Vec<&profbridge_testkit::jdk::JfrEvent> {
+        events.iter().filter(|e| e.type_name == name).collect()
+    };
+
+    let cpu = OracleProfile::read(&files["process_cpu"]);
+    assert_eq!(cpu.sample_types, ["cpu/nanoseconds"]);
+    let executing: Vec<_> = of_type("jdk.ExecutionSample")
+        .into_iter()
+        .filter(|e| e.state.as_deref() != Some("STATE_SLEEPING"))
+        .collect();
+    assert!(
+        executing.len() > 50,
+        "{} execution samples",
+        executing.len()
+    );
+    assert_eq!(cpu.total("cpu"), executing.len() as i64 * period);
+    let by_function = cpu.values_by_function("cpu");
+    for method in ["spinA", "spinB"] {
+        let expected = events_in(&executing, "Burn", method) * period;
+        assert!(expected > 0, "no samples in Burn.{method}");
+        assert_eq!(
+            by_function[&format!("Burn.{method}")],
+            expected,
+            "Burn.{method}"
+        );
+    }
+
+    let samples = OracleProfile::read(&files["alloc_sample"]);
+    assert_eq!(
+        samples.sample_types,
+        ["alloc_sample_objects/count", "alloc_sample_bytes/bytes"]
+    );
+    let allocations = of_type("jdk.ObjectAllocationSample");
+    assert_eq!(
+        samples.total("alloc_sample_objects"),
+        allocations.len() as i64
+    );
+    assert_eq!(
+        samples.total("alloc_sample_bytes"),
+        allocations.iter().map(|e| e.weight.unwrap()).sum::<i64>()
+    );
+
+    let mutex = OracleProfile::read(&files["mutex"]);
+    assert_eq!(
+        mutex.sample_types,
+        ["contentions/count", "delay/nanoseconds"]
+    );
+    let enters = of_type("jdk.JavaMonitorEnter");
+    assert!(!enters.is_empty(), "no monitor enters recorded");
+    assert_eq!(
+        mutex.values_by_function("contentions")["Contend.hold"],
+        events_in(&enters, "Contend", "hold")
+    );
+    let delay: i64 = enters.iter().map(|e| e.duration_nanos.unwrap()).sum();
+    let ours = mutex.total("delay");
+    // `jfr print` shows each duration to the nanosecond; ticks convert to
+    // nanoseconds with at most one of rounding each.
+    assert!(
+        (ours - delay).abs() <= enters.len() as i64,
+        "delay {ours} ns against the JDK's {delay} ns"
+    );
+}
+
+#[test]
+fn a_gzipped_recording_converts_to_the_same_files() {
+    let dir = TempDir::new("jfr-gzip");
+    let Some((_, input, _)) = recording(dir.path()) else {
+        return;
+    };
+    let plain = convert_to_dir(&input, &dir.path().join("plain"));
+    let gzipped_dir = dir.path().join("gz");
+    std::fs::create_dir_all(&gzipped_dir).unwrap();
+    let gzipped = gzipped_dir.join("app.jfr.gz");
+    let bytes = std::fs::read(&input).unwrap();
+    let options = profbridge_pprof::EncodeOptions {
+        compression: profbridge_pprof::Compression::Gzip { level: 6 },
+    };
+    std::fs::write(&gzipped, profbridge_pprof::compress(bytes, &options)).unwrap();
+    let from_gzip = convert_to_dir(&gzipped, &dir.path().join("from-gz"));
+    assert_eq!(
+        plain.keys().collect::<Vec<_>>(),
+        from_gzip.keys().collect::<Vec<_>>()
+    );
+    for (kind, path) in &plain {
+        assert_eq!(
+            std::fs::read(path).unwrap(),
+            std::fs::read(&from_gzip[kind]).unwrap(),
+            "{kind}"
+        );
+    }
+}
+
+#[test]
+fn inspect_shows_each_profile_of_a_recording() {
+    let dir = TempDir::new("jfr-inspect");
+    let Some((_, input, _)) = recording(dir.path()) else {
+        return;
+    };
+    let files = convert_to_dir(&input, &dir.path().join("out"));
+    let output = profbridge(&["inspect", input.to_str().unwrap(), "--format", "json"]);
+    succeeded(&output);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let reports = json.as_array().expect("several profiles, an array");
+    let shown: BTreeSet<&str> = reports
+        .iter()
+        .map(|report| {
+            assert_eq!(report["format"], "JFR");
+            report["jfr"]["profile"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(shown, files.keys().map(String::as_str).collect());
+
+    let text = profbridge(&["inspect", input.to_str().unwrap()]);
+    succeeded(&text);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("== JFR process_cpu (Pyroscope's process_cpu) =="),
+        "{text}"
+    );
+    assert!(text.contains("Burn.spinA"), "{text}");
+}
+
+/// The OTLP request of a recording: every profile under one resource,
+/// the recording as the first one's payload, and each Java frame typed
+/// `jvm`; back to pprof, the same profiles as `--to pprof` writes.
+#[test]
+fn to_otlp_is_one_request_that_converts_back_to_the_same_profiles() {
+    let dir = TempDir::new("jfr-otlp");
+    let Some((_, input, _)) = recording(dir.path()) else {
+        return;
+    };
+    let files = convert_to_dir(&input, &dir.path().join("out"));
+    let otlp = dir.path().join("app.otlp");
+    succeeded(&profbridge(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--to",
+        "otlp",
+        "--original-payload",
+        "--resource-attr",
+        "service.name=java-app",
+        "-o",
+        otlp.to_str().unwrap(),
+    ]));
+    let request = ExportProfilesServiceRequest::decode(&*std::fs::read(&otlp).unwrap()).unwrap();
+    let validated = validate_request(&request).unwrap();
+    assert!(validated.invalid.is_empty(), "{:?}", validated.invalid);
+    assert_eq!(request.resource_profiles.len(), 1);
+    let profiles = &request.resource_profiles[0].scope_profiles[0].profiles;
+    assert_eq!(profiles.len(), files.len());
+    assert_eq!(profiles[0].original_payload_format, "jfr");
+    assert_eq!(profiles[0].original_payload, std::fs::read(&input).unwrap());
+    assert!(profiles[1..].iter().all(|p| p.original_payload.is_empty()));
+
+    let dictionary = request.dictionary.as_ref().unwrap();
+    let frame_types: BTreeSet<String> = dictionary
+        .location_table
+        .iter()
+        .filter(|location| !location.lines.is_empty())
+        .map(|location| {
+            location
+                .attribute_indices
+                .iter()
+                .map(|&i| &dictionary.attribute_table[i as usize])
+                .find(|a| dictionary.string_table[a.key_strindex as usize] == "profile.frame.type")
+                .and_then(|a| match a.value.as_ref()?.value.as_ref()? {
+                    any_value::Value::StringValue(text) => Some(text.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(frame_types, BTreeSet::from(["jvm".to_owned()]));
+
+    let back = otlp_to_pprof(&request, &ToPprofOptions::default()).unwrap();
+    assert_eq!(back.profiles.len(), files.len());
+    let direct: Vec<Profile> = files
+        .values()
+        .map(|path| {
+            parse_any(&std::fs::read(path).unwrap(), &DecodeOptions::default())
+                .unwrap()
+                .0
+        })
+        .collect();
+    for output in &back.profiles {
+        let mut profile = output.profile.clone();
+        drop_frame_types_label(&mut profile);
+        let same = direct
+            .iter()
+            .any(|d| canonical_diff(d, &profile).unwrap().is_none());
+        assert!(
+            same,
+            "a profile came back from OTLP unlike every direct one: {:?}",
+            direct
+                .iter()
+                .map(|d| canonical_diff(d, &profile))
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+/// The label that carries `profile.frame.type` through pprof, which the
+/// direct conversion does not write.
+fn drop_frame_types_label(profile: &mut Profile) {
+    let Some(key) = profile
+        .string_table
+        .iter()
+        .position(|s| s == "profile.frame.types")
+    else {
+        return;
+    };
+    for sample in &mut profile.sample {
+        sample.label.retain(|label| label.key != key as i64);
+    }
+}
+
+#[test]
+fn a_truncated_recording_fails_with_its_name_and_writes_nothing() {
+    let dir = TempDir::new("jfr-truncated");
+    let Some((_, input, _)) = recording(dir.path()) else {
+        return;
+    };
+    let bytes = std::fs::read(&input).unwrap();
+    let cut = dir.path().join("cut.jfr");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let out = dir.path().join("out");
+    let output = profbridge(&[
+        "convert",
+        cut.to_str().unwrap(),
+        "--out-dir",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cut.jfr"), "{stderr}");
+    assert!(stderr.contains("chunk"), "{stderr}");
+    assert!(
+        !out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
+        "a file was written for a recording that failed"
+    );
+}
