@@ -15,7 +15,8 @@
 //! so the request is built byte for byte as grafana/pyroscope-java 2.9.1
 //! (commit eaf9428, agent/src/main/java/io/pyroscope/javaagent/impl/
 //! PyroscopeExporter.java) has OkHttp 4.12 write it; the recording is a
-//! real one, made by the JDK's own recorder around a small Java program.
+//! real one, made by the JDK's own recorder around the testkit's Java
+//! workload (profbridge_testkit::jdk).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -25,7 +26,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use profbridge_pprof::{parse_any, DecodeOptions, Profile};
-use profbridge_testkit::{require_tool, TempDir};
+use profbridge_testkit::jdk::{self, RecordSpec};
 use prost::Message;
 
 use crate::support::collector::Collector;
@@ -33,89 +34,15 @@ use crate::support::collector::Collector;
 /// The receiver's description on its `listening on` line.
 const PYROSCOPE: &str = "Pyroscope ingest";
 
-/// The workload: CPU in `spin`, allocations, a contended monitor and
-/// parking, so that the recording holds CPU, allocation, lock and park
-/// events. In a package, so that its frames read `jfrwork/Burn.spin`.
-const WORKLOAD: &str = r#"package jfrwork;
-
-public class Burn {
-    static final Object LOCK = new Object();
-    static volatile long sink;
-
-    static long spin(long n) {
-        long x = 0;
-        for (long i = 0; i < n; i++) {
-            x += i * 31 ^ (x >>> 3);
-        }
-        return x;
-    }
-
-    static void allocate() {
-        for (int i = 0; i < 2000; i++) {
-            byte[] b = new byte[64 * 1024];
-            sink += b.length;
-        }
-    }
-
-    static void contend() throws InterruptedException {
-        synchronized (LOCK) {
-            Thread.sleep(30);
-        }
-    }
-
-    public static void main(String[] args) throws Exception {
-        long end = System.currentTimeMillis() + Long.parseLong(args[0]);
-        Thread locker = new Thread(() -> {
-            while (System.currentTimeMillis() < end) {
-                try { contend(); } catch (InterruptedException e) { return; }
-            }
-        });
-        locker.start();
-        while (System.currentTimeMillis() < end) {
-            sink += spin(60_000_000);
-            allocate();
-            contend();
-            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
-        }
-        locker.join();
-    }
-}
-"#;
-
-/// A JFR recording of [`WORKLOAD`] (3 s, the JDK's `profile` settings),
-/// made once per test binary; `None` (skipped loudly) without a JDK.
+/// A JFR recording of the testkit's Java workload (3 s, the JDK's
+/// `profile` settings with every event Pyroscope reads), made once per
+/// machine; `None` (skipped loudly) without a JDK.
 fn recording() -> Option<&'static [u8]> {
     static RECORDING: OnceLock<Option<Vec<u8>>> = OnceLock::new();
     RECORDING
         .get_or_init(|| {
             let purpose = "recording a JFR file for the Pyroscope JFR ingest tests";
-            require_tool("javac", &["-version"], purpose)?;
-            let java = require_tool("java", &["-version"], purpose)?;
-            let dir = TempDir::new("jfr-recording");
-            let source = dir.path().join("jfrwork").join("Burn.java");
-            std::fs::create_dir_all(source.parent().unwrap()).unwrap();
-            std::fs::write(&source, WORKLOAD).unwrap();
-            let classes = dir.path().join("classes");
-            let status = std::process::Command::new("javac")
-                .arg("-d")
-                .arg(&classes)
-                .arg(&source)
-                .status()
-                .unwrap();
-            assert!(status.success(), "javac failed");
-            let file = dir.path().join("burn.jfr");
-            let output = std::process::Command::new(java)
-                .arg(format!(
-                    "-XX:StartFlightRecording=filename={},settings=profile",
-                    file.display()
-                ))
-                .arg("-cp")
-                .arg(&classes)
-                .args(["jfrwork.Burn", "3000"])
-                .output()
-                .unwrap();
-            assert!(output.status.success(), "java failed: {output:?}");
-            Some(std::fs::read(&file).unwrap())
+            jdk::record(&RecordSpec::standard(), purpose).map(|(_, recording)| recording.bytes())
         })
         .as_deref()
 }
@@ -343,31 +270,33 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The profiles written under `data/shop/staging/`, by metric name, once
-/// `metrics` are all there.
-fn written(data: &Path, metrics: &BTreeSet<&str>) -> BTreeMap<String, Vec<Profile>> {
+/// there are `files` of them.
+fn written(data: &Path, files: usize) -> BTreeMap<String, Vec<Profile>> {
     let root = data.join("shop").join("staging");
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let mut by_metric: BTreeMap<String, Vec<Profile>> = BTreeMap::new();
+        let mut read = 0;
         for file in files_under(&root) {
             let metric = file.strip_prefix(&root).unwrap().iter().next().unwrap();
             let bytes = std::fs::read(&file).unwrap();
             let Ok((profile, _)) = parse_any(&bytes, &DecodeOptions::default()) else {
                 continue; // still being written
             };
+            read += 1;
             by_metric
                 .entry(metric.to_string_lossy().into_owned())
                 .or_default()
                 .push(profile);
         }
-        let found: BTreeSet<&str> = by_metric.keys().map(String::as_str).collect();
-        if metrics.is_subset(&found) {
+        if read >= files {
             return by_metric;
         }
         assert!(
             Instant::now() < deadline,
-            "{} holds {found:?}, not {metrics:?}",
-            root.display()
+            "{} holds {read} profiles, not {files}: {:?}",
+            root.display(),
+            by_metric.keys().collect::<Vec<_>>()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -419,27 +348,42 @@ fn totals(written: &BTreeMap<String, Vec<Profile>>) -> BTreeMap<String, Vec<(Str
         .collect()
 }
 
-/// The profile kinds a JDK recording with the `profile` settings makes of
-/// the workload, and the sample types Pyroscope gives each.
-fn expected_kinds() -> BTreeMap<&'static str, Vec<(&'static str, &'static str)>> {
+/// The profiles a recording of the workload makes, by metric name: the
+/// sample types Pyroscope gives each.
+fn expected_profiles() -> BTreeMap<&'static str, BTreeSet<Vec<(&'static str, &'static str)>>> {
+    let lock = vec![("contentions", "count"), ("delay", "nanoseconds")];
     BTreeMap::from([
-        ("process_cpu", vec![("cpu", "nanoseconds")]),
+        (
+            "process_cpu",
+            BTreeSet::from([vec![("cpu", "nanoseconds")]]),
+        ),
         (
             "memory",
-            vec![
-                ("alloc_sample_objects", "count"),
-                ("alloc_sample_bytes", "bytes"),
-            ],
+            BTreeSet::from([
+                vec![
+                    ("alloc_in_new_tlab_objects", "count"),
+                    ("alloc_in_new_tlab_bytes", "bytes"),
+                ],
+                vec![
+                    ("alloc_outside_tlab_objects", "count"),
+                    ("alloc_outside_tlab_bytes", "bytes"),
+                ],
+                vec![
+                    ("alloc_sample_objects", "count"),
+                    ("alloc_sample_bytes", "bytes"),
+                ],
+            ]),
         ),
-        (
-            "mutex",
-            vec![("contentions", "count"), ("delay", "nanoseconds")],
-        ),
-        (
-            "block",
-            vec![("contentions", "count"), ("delay", "nanoseconds")],
-        ),
+        ("mutex", BTreeSet::from([lock.clone()])),
+        ("block", BTreeSet::from([lock])),
     ])
+}
+
+fn owned(types: &[(&str, &str)]) -> Vec<(String, String)> {
+    types
+        .iter()
+        .map(|(t, u)| ((*t).to_owned(), (*u).to_owned()))
+        .collect()
 }
 
 // ------------------------------------------------------------------ tests
@@ -477,44 +421,46 @@ fn the_java_agents_upload_reaches_the_files_and_pyroscope_again() {
     let (status, answer) = upload.send(front.address(PYROSCOPE));
     assert_eq!(status, 200, "{answer}");
 
-    let expected = expected_kinds();
-    let metrics: BTreeSet<&str> = expected.keys().copied().collect();
-    let front_written = written(&front.data, &metrics);
+    let expected = expected_profiles();
+    let files: usize = expected.values().map(BTreeSet::len).sum();
+    let front_written = written(&front.data, files);
     for (metric, profiles) in &front_written {
         let types = expected
             .get(metric.as_str())
             .unwrap_or_else(|| panic!("unexpected metric {metric}"));
+        let found: BTreeSet<Vec<(String, String)>> = profiles.iter().map(sample_types).collect();
+        let wanted: BTreeSet<Vec<(String, String)>> = types.iter().map(|t| owned(t)).collect();
+        assert_eq!(found, wanted, "{metric}");
         for profile in profiles {
-            let types: Vec<(String, String)> = types
-                .iter()
-                .map(|(t, u)| ((*t).to_owned(), (*u).to_owned()))
-                .collect();
-            assert_eq!(sample_types(profile), types, "{metric}");
             // Time and duration are the agent's from and until.
             assert_eq!(
                 profile.time_nanos,
-                i64::try_from(upload.from).unwrap() * 1_000_000_000
+                i64::try_from(upload.from).unwrap() * 1_000_000_000,
+                "{metric}"
             );
             assert_eq!(profile.duration_nanos, 10_000_000_000, "{metric}");
         }
     }
-    let cpu = &front_written["process_cpu"];
-    assert!(
-        cpu.iter()
-            .any(|p| function_names(p).contains("jfrwork/Burn.spin")),
-        "{:?}",
-        cpu.iter().map(function_names).collect::<Vec<_>>()
-    );
+    let has = |metric: &str, function: &str| {
+        front_written[metric]
+            .iter()
+            .any(|p| function_names(p).contains(function))
+    };
+    assert!(has("process_cpu", "Burn.spinA") && has("process_cpu", "Burn.spinB"));
+    assert!(has("memory", "Alloc.large") && has("memory", "Alloc.small"));
+    assert!(has("mutex", "Contend.hold"));
+    assert!(has("block", "Park.nap"));
     // A CPU sample weighs 1e9 / sampleRate nanoseconds.
-    let cpu_total: i64 = cpu.iter().flat_map(|p| &p.sample).map(|s| s.value[0]).sum();
-    assert!(cpu_total > 0 && cpu_total % 10_000_000 == 0, "{cpu_total}");
-    assert!(front_written["mutex"]
+    let cpu_total: i64 = front_written["process_cpu"]
         .iter()
-        .any(|p| function_names(p).contains("jfrwork/Burn.contend")));
+        .flat_map(|p| &p.sample)
+        .map(|s| s.value[0])
+        .sum();
+    assert!(cpu_total > 0 && cpu_total % 10_000_000 == 0, "{cpu_total}");
 
     // Pushed on as Pyroscope would have stored each series (`__name__`
     // the metric, `service_name`, `env`): the same files, the same totals.
-    let back_written = written(&back.data, &metrics);
+    let back_written = written(&back.data, files);
     assert_eq!(totals(&back_written), totals(&front_written));
 }
 
