@@ -265,14 +265,40 @@ fn to_otlp_is_one_request_that_converts_back_to_the_same_profiles() {
     let request = ExportProfilesServiceRequest::decode(&*std::fs::read(&otlp).unwrap()).unwrap();
     let validated = validate_request(&request).unwrap();
     assert!(validated.invalid.is_empty(), "{:?}", validated.invalid);
-    assert_eq!(request.resource_profiles.len(), 1);
-    let profiles = &request.resource_profiles[0].scope_profiles[0].profiles;
+    // A resource per profile, named after Pyroscope's metric.
+    assert_eq!(request.resource_profiles.len(), files.len());
+    let dictionary = request.dictionary.as_ref().unwrap();
+    let mut metrics = BTreeSet::new();
+    for resource in &request.resource_profiles {
+        let attributes = &resource.resource.as_ref().unwrap().attributes;
+        let text = |key: &str| {
+            attributes.iter().find(|kv| kv.key == key).and_then(|kv| {
+                match kv.value.as_ref()?.value.as_ref()? {
+                    any_value::Value::StringValue(text) => Some(text.clone()),
+                    _ => None,
+                }
+            })
+        };
+        assert_eq!(text("service.name").as_deref(), Some("java-app"));
+        metrics.insert(text("pyroscope.profile_name").unwrap());
+    }
+    assert_eq!(
+        metrics,
+        ["block", "memory", "mutex", "process_cpu"]
+            .map(str::to_owned)
+            .into()
+    );
+    let profiles: Vec<_> = request
+        .resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles)
+        .collect();
     assert_eq!(profiles.len(), files.len());
     assert_eq!(profiles[0].original_payload_format, "jfr");
     assert_eq!(profiles[0].original_payload, std::fs::read(&input).unwrap());
     assert!(profiles[1..].iter().all(|p| p.original_payload.is_empty()));
 
-    let dictionary = request.dictionary.as_ref().unwrap();
     let frame_types: BTreeSet<String> = dictionary
         .location_table
         .iter()
