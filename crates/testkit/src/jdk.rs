@@ -11,6 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use serde::Deserialize;
 
@@ -304,6 +305,12 @@ impl Recording {
 /// Finds the JDK and records the workload as `spec` says (once per
 /// machine); `None` after a loud skip when the JDK is missing.
 pub fn record(spec: &RecordSpec, purpose: &str) -> Option<(Jdk, Recording)> {
+    // One JVM at a time: the workload's threads should have the CPUs to
+    // themselves, and tests of one binary share the staging file name.
+    static RECORDING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = RECORDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let jdk = Jdk::find(purpose)?;
     let classes = match workload_classes() {
         Ok(classes) => classes,
