@@ -305,10 +305,12 @@ fn is_cpu_sample(event: &JfrEvent) -> bool {
 
 /// What the oracle says each kind of profile must hold.
 struct Oracle {
+    /// The recording's `jdk.ExecutionSample` period.
     cpu_period_nanos: i64,
     /// `jdk.ExecutionSample`s of sleeping threads, which are not CPU time.
     sleeping_samples: i64,
-    cpu: Multiset,
+    /// Samples counted per stack; a profile holds them weighted.
+    cpu_samples: Multiset,
     others: BTreeMap<ProfileKind, Multiset>,
 }
 
@@ -339,9 +341,7 @@ impl Oracle {
             .iter()
             .filter(|e| e.type_name == "jdk.ExecutionSample" && !is_cpu_sample(e))
             .count() as i64;
-        let cpu = expected(&events, "jdk.ExecutionSample", is_cpu_sample, |_| {
-            vec![cpu_period_nanos]
-        });
+        let cpu_samples = expected(&events, "jdk.ExecutionSample", is_cpu_sample, |_| vec![1]);
         let others = TWO_VALUE_KINDS
             .iter()
             .map(|spec| {
@@ -353,7 +353,7 @@ impl Oracle {
         let oracle = Self {
             cpu_period_nanos,
             sleeping_samples,
-            cpu,
+            cpu_samples,
             others,
         };
         oracle.assert_workload_is_there();
@@ -362,17 +362,25 @@ impl Oracle {
 
     fn of(&self, kind: ProfileKind) -> &Multiset {
         match kind {
-            ProfileKind::Cpu => &self.cpu,
+            ProfileKind::Cpu => &self.cpu_samples,
             other => &self.others[&other],
         }
+    }
+
+    /// The CPU profile expected when each sample weighs `weight_nanos`.
+    fn cpu(&self, weight_nanos: i64) -> Multiset {
+        let mut weighted = self.cpu_samples.clone();
+        for values in weighted.values_mut() {
+            values[0] *= weight_nanos;
+        }
+        weighted
     }
 
     /// The recording holds the workload's own activity, so that an empty or
     /// partial conversion cannot match it.
     fn assert_workload_is_there(&self) {
-        let cpu_count = |thread: &str, function: &str| {
-            events_in(&self.cpu, thread, function) / self.cpu_period_nanos
-        };
+        let cpu_count =
+            |thread: &str, function: &str| events_in(&self.cpu_samples, thread, function);
         let spin_a = cpu_count("cpu-worker", "Burn.spinA");
         let spin_b = cpu_count("cpu-worker", "Burn.spinB");
         assert!(
@@ -423,8 +431,9 @@ fn profile_of(converted: &Converted, kind: ProfileKind) -> &JfrProfile {
         .unwrap_or_else(|| panic!("no {kind:?} profile"))
 }
 
-/// Every profile of `converted` against the oracle.
-fn assert_matches(converted: &Converted, oracle: &Oracle) {
+/// Every profile of `converted` against the oracle, CPU samples weighing
+/// `cpu_weight_nanos` each.
+fn assert_matches(converted: &Converted, oracle: &Oracle, cpu_weight_nanos: i64) {
     let kinds: Vec<ProfileKind> = converted.profiles.iter().map(|p| p.kind).collect();
     assert_eq!(
         kinds,
@@ -459,12 +468,9 @@ fn assert_matches(converted: &Converted, oracle: &Oracle) {
         sample_types(&cpu.profile),
         [("cpu".to_owned(), "nanoseconds".to_owned())]
     );
+    let want = oracle.cpu(cpu_weight_nanos);
     let got = actual(&cpu.profile);
-    assert!(
-        got == oracle.cpu,
-        "CPU: {}",
-        describe_difference(&oracle.cpu, &got)
-    );
+    assert!(got == want, "CPU: {}", describe_difference(&want, &got));
 
     for spec in TWO_VALUE_KINDS {
         let profile = profile_of(converted, spec.kind);
@@ -528,7 +534,7 @@ fn check(spec: &RecordSpec) {
     let bytes = recording.bytes();
     let converted = convert(&bytes, &ConvertOptions::default())
         .unwrap_or_else(|e| panic!("{}: {e}", recording.path.display()));
-    assert_matches(&converted, &oracle);
+    assert_matches(&converted, &oracle, oracle.cpu_period_nanos);
     assert_totals_match_summary(&converted, &recording, &oracle);
 }
 
@@ -554,11 +560,27 @@ fn gzipped_recording_converts_as_the_plain_one() {
     encoder.write_all(&bytes).unwrap();
     let gzipped = encoder.finish().unwrap();
     let converted = convert(&gzipped, &ConvertOptions::default()).unwrap();
-    assert_matches(&converted, &oracle);
+    assert_matches(&converted, &oracle, oracle.cpu_period_nanos);
     let plain = convert(&bytes, &ConvertOptions::default()).unwrap();
     for (zipped, plain) in converted.profiles.iter().zip(&plain.profiles) {
         assert_eq!(zipped.profile, plain.profile, "{:?}", plain.kind);
     }
+}
+
+#[test]
+fn sample_rate_sets_the_weight_of_a_cpu_sample() {
+    let spec = RecordSpec::standard();
+    let Some((jdk, recording)) = jdk::record(&spec, PURPOSE) else {
+        return;
+    };
+    let oracle = Oracle::read(&jdk, &recording, &spec);
+    let options = ConvertOptions {
+        sample_rate: Some(250),
+        ..ConvertOptions::default()
+    };
+    assert_ne!(oracle.cpu_period_nanos, 4_000_000);
+    let converted = convert(&recording.bytes(), &options).unwrap();
+    assert_matches(&converted, &oracle, 4_000_000);
 }
 
 #[test]
