@@ -16,8 +16,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
+use std::sync::OnceLock;
 
-use profbridge_jfr::{convert, ConvertOptions, Converted, FrameKind, JfrProfile, ProfileKind};
+use profbridge_jfr::{
+    convert, ConvertOptions, Converted, FrameKind, JfrProfile, ProfileKind, Skipped,
+};
 use profbridge_pprof::Profile;
 use profbridge_testkit::jdk::{self, Jdk, JfrEvent, JfrFrame, RecordSpec, Recording};
 
@@ -526,42 +529,73 @@ fn assert_totals_match_summary(converted: &Converted, recording: &Recording, ora
     }
 }
 
-fn check(spec: &RecordSpec) {
-    let Some((jdk, recording)) = jdk::record(spec, PURPOSE) else {
-        return;
-    };
-    let oracle = Oracle::read(&jdk, &recording, spec);
-    let bytes = recording.bytes();
-    let converted = convert(&bytes, &ConvertOptions::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", recording.path.display()));
-    assert_matches(&converted, &oracle, oracle.cpu_period_nanos);
-    assert_totals_match_summary(&converted, &recording, &oracle);
+/// A recording and what the oracle says of it.
+struct Recorded {
+    recording: Recording,
+    oracle: Oracle,
+}
+
+impl Recorded {
+    fn make(spec: &RecordSpec) -> Option<Self> {
+        let (jdk, recording) = jdk::record(spec, PURPOSE)?;
+        let oracle = Oracle::read(&jdk, &recording, spec);
+        Some(Self { recording, oracle })
+    }
+
+    fn convert(&self, bytes: &[u8], options: &ConvertOptions<'_>) -> Converted {
+        let converted = convert(bytes, options)
+            .unwrap_or_else(|e| panic!("{}: {e}", self.recording.path.display()));
+        assert_eq!(
+            converted.skipped,
+            Skipped::default(),
+            "every reference of a JDK recording resolves"
+        );
+        converted
+    }
+}
+
+/// The standard recording, read by `jfr print` once for the tests that
+/// share it.
+fn standard() -> Option<&'static Recorded> {
+    static ONCE: OnceLock<Option<Recorded>> = OnceLock::new();
+    ONCE.get_or_init(|| Recorded::make(&RecordSpec::standard()))
+        .as_ref()
+}
+
+fn check(recorded: &Recorded) {
+    let Recorded { recording, oracle } = recorded;
+    let converted = recorded.convert(&recording.bytes(), &ConvertOptions::default());
+    assert_matches(&converted, oracle, oracle.cpu_period_nanos);
+    assert_totals_match_summary(&converted, recording, oracle);
 }
 
 #[test]
 fn one_chunk_recording_holds_what_jfr_prints() {
-    check(&RecordSpec::standard());
+    if let Some(recorded) = standard() {
+        check(recorded);
+    }
 }
 
 #[test]
 fn multi_chunk_recording_holds_what_jfr_prints() {
-    check(&RecordSpec::multi_chunk());
+    if let Some(recorded) = Recorded::make(&RecordSpec::multi_chunk()) {
+        check(&recorded);
+    }
 }
 
 #[test]
 fn gzipped_recording_converts_as_the_plain_one() {
-    let spec = RecordSpec::standard();
-    let Some((jdk, recording)) = jdk::record(&spec, PURPOSE) else {
+    let Some(recorded) = standard() else {
         return;
     };
-    let oracle = Oracle::read(&jdk, &recording, &spec);
-    let bytes = recording.bytes();
+    let bytes = recorded.recording.bytes();
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     encoder.write_all(&bytes).unwrap();
     let gzipped = encoder.finish().unwrap();
-    let converted = convert(&gzipped, &ConvertOptions::default()).unwrap();
-    assert_matches(&converted, &oracle, oracle.cpu_period_nanos);
-    let plain = convert(&bytes, &ConvertOptions::default()).unwrap();
+    let converted = recorded.convert(&gzipped, &ConvertOptions::default());
+    let oracle = &recorded.oracle;
+    assert_matches(&converted, oracle, oracle.cpu_period_nanos);
+    let plain = recorded.convert(&bytes, &ConvertOptions::default());
     for (zipped, plain) in converted.profiles.iter().zip(&plain.profiles) {
         assert_eq!(zipped.profile, plain.profile, "{:?}", plain.kind);
     }
@@ -569,18 +603,16 @@ fn gzipped_recording_converts_as_the_plain_one() {
 
 #[test]
 fn sample_rate_sets_the_weight_of_a_cpu_sample() {
-    let spec = RecordSpec::standard();
-    let Some((jdk, recording)) = jdk::record(&spec, PURPOSE) else {
+    let Some(recorded) = standard() else {
         return;
     };
-    let oracle = Oracle::read(&jdk, &recording, &spec);
     let options = ConvertOptions {
         sample_rate: Some(250),
         ..ConvertOptions::default()
     };
-    assert_ne!(oracle.cpu_period_nanos, 4_000_000);
-    let converted = convert(&recording.bytes(), &options).unwrap();
-    assert_matches(&converted, &oracle, 4_000_000);
+    assert_ne!(recorded.oracle.cpu_period_nanos, 4_000_000);
+    let converted = recorded.convert(&recorded.recording.bytes(), &options);
+    assert_matches(&converted, &recorded.oracle, 4_000_000);
 }
 
 #[test]
