@@ -281,9 +281,10 @@ impl RecordSpec {
         }
     }
 
-    /// Three chunks: the workload ends the first two itself (starting and
-    /// stopping a second recording), as `jcmd JFR.dump` or a chunk grown
-    /// past `maxchunksize` would.
+    /// Three chunks or more: twice during the run the workload starts and
+    /// stops a second recording, and each start or stop ends the chunk
+    /// being written, as a chunk grown past `maxchunksize` would end (a
+    /// five-second run with `maxchunksize=1M` stayed in one chunk).
     pub fn multi_chunk() -> Self {
         Self {
             name: "multi-chunk",
