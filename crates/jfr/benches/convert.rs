@@ -1,4 +1,5 @@
-//! JFR → pprof and JFR → OTLP throughput (MB/s of recording) on a recording
+//! JFR → pprof and JFR → OTLP bytes (`jfr_to_otlp`, what convert and the
+//! file receiver run) throughput, in MB/s of recording, on a recording
 //! of several megabytes made by `profbridge_testkit::jdk` (a longer run of
 //! the workload, mostly allocation events). Skips with a note when no JDK
 //! is installed. Run: cargo bench -p profbridge-jfr --bench convert
@@ -6,25 +7,15 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use profbridge_jfr::{convert, ConvertOptions, Converted};
 use profbridge_testkit::jdk::{record_with, Jdk, RecordSpec};
-use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
+use profbridge_translate::{jfr_to_otlp, ToOtlpOptions};
 use prost::Message;
 
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// One OTLP request holding every profile of the recording, encoded.
+/// The recording's profiles as one OTLP request, encoded.
 fn to_otlp_bytes(converted: &Converted) -> Vec<u8> {
-    let inputs: Vec<PprofInput<'_>> = converted
-        .profiles
-        .iter()
-        .map(|p| PprofInput {
-            profile: &p.profile,
-            resource_attributes: &[],
-            scope: None,
-            original_payload: None,
-        })
-        .collect();
-    let out = pprof_to_otlp(&inputs, &ToOtlpOptions::default());
+    let out = jfr_to_otlp(converted, &[], None, &ToOtlpOptions::default());
     assert!(
         out.rejected.is_empty(),
         "profiles rejected: {:?}",
