@@ -11,6 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use serde::Deserialize;
 
@@ -33,6 +34,24 @@ impl Jdk {
         let javac = require_tool("javac", &["-version"], purpose)?;
         let jfr = require_tool("jfr", &["version"], purpose)?;
         Some(Self { java, javac, jfr })
+    }
+
+    /// `java`, `javac` and `jfr`, or the name of the first one missing;
+    /// says nothing and never panics (for benchmarks, which skip instead).
+    pub fn locate() -> Result<Self, &'static str> {
+        let works = |program: &'static str, probe: &str| {
+            let ran = Command::new(program).arg(probe).output();
+            if ran.is_ok_and(|out| out.status.success()) {
+                Ok(PathBuf::from(program))
+            } else {
+                Err(program)
+            }
+        };
+        Ok(Self {
+            java: works("java", "-version")?,
+            javac: works("javac", "-version")?,
+            jfr: works("jfr", "version")?,
+        })
     }
 
     /// What `java -version` says (it says it on stderr).
@@ -251,7 +270,9 @@ impl RecordSpec {
         Self {
             name: "standard",
             run_millis: 3_000,
-            cpu_period_millis: 10,
+            // Not Pyroscope's default of 100 Hz, so that a reader that
+            // ignores the recording's own period is caught.
+            cpu_period_millis: 20,
             event_settings: EVENT_SETTINGS.iter().map(|s| (*s).to_owned()).collect(),
             recorder_options: None,
             chunk_rotations: 0,
@@ -260,9 +281,10 @@ impl RecordSpec {
         }
     }
 
-    /// Three chunks: the workload ends the first two itself (starting and
-    /// stopping a second recording), as `jcmd JFR.dump` or a chunk grown
-    /// past `maxchunksize` would.
+    /// Three chunks or more: twice during the run the workload starts and
+    /// stops a second recording, and each start or stop ends the chunk
+    /// being written, as a chunk grown past `maxchunksize` would end (a
+    /// five-second run with `maxchunksize=1M` stayed in one chunk).
     pub fn multi_chunk() -> Self {
         Self {
             name: "multi-chunk",
@@ -305,6 +327,18 @@ impl Recording {
 /// machine); `None` after a loud skip when the JDK is missing.
 pub fn record(spec: &RecordSpec, purpose: &str) -> Option<(Jdk, Recording)> {
     let jdk = Jdk::find(purpose)?;
+    let recording = record_with(&jdk, spec);
+    Some((jdk, recording))
+}
+
+/// Records the workload with `jdk` as `spec` says (once per machine).
+pub fn record_with(jdk: &Jdk, spec: &RecordSpec) -> Recording {
+    // One JVM at a time: the workload's threads should have the CPUs to
+    // themselves, and tests of one binary share the staging file name.
+    static RECORDING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = RECORDING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let classes = match workload_classes() {
         Ok(classes) => classes,
         Err(failed) => panic!("the Java workload does not compile: {failed}"),
@@ -318,9 +352,9 @@ pub fn record(spec: &RecordSpec, purpose: &str) -> Option<(Jdk, Recording)> {
     std::fs::create_dir_all(&folder).expect("create the recordings folder");
     let path = folder.join(format!("{}-{:016x}.jfr", spec.name, hasher.finish()));
     if !path.is_file() {
-        record_into(&jdk, spec, &classes, &path);
+        record_into(jdk, spec, &classes, &path);
     }
-    let summary = jfr_summary(&jdk, &path);
+    let summary = jfr_summary(jdk, &path);
     assert!(
         summary.chunks >= spec.min_chunks,
         "{} has {} chunks, fewer than the {} asked for",
@@ -328,13 +362,14 @@ pub fn record(spec: &RecordSpec, purpose: &str) -> Option<(Jdk, Recording)> {
         summary.chunks,
         spec.min_chunks
     );
-    Some((jdk, Recording { path, summary }))
+    Recording { path, summary }
 }
 
 fn java_args(spec: &RecordSpec, classes: &Path, output: &Path) -> Vec<String> {
     let mut start = format!(
-        "-XX:StartFlightRecording=settings=profile,filename={}",
-        output.display()
+        "-XX:StartFlightRecording=settings=profile,filename={},jdk.ExecutionSample#period={}ms",
+        output.display(),
+        spec.cpu_period_millis
     );
     for setting in &spec.event_settings {
         start.push(',');
