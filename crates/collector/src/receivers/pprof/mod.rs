@@ -1,6 +1,6 @@
 //! The pprof receiver: `POST /v1/pprof` (the path is configurable) with a
-//! pprof profile, raw or gzipped, or any legacy format or folded stacks,
-//! told apart by their bytes. Resource attributes come from the query
+//! pprof profile, raw or gzipped, any legacy format, folded stacks, or a
+//! JFR recording (a profile per kind of event), told apart by their bytes. Resource attributes come from the query
 //! string and headers (attributes.rs). Answers 204 once every pipeline
 //! took the profile. The other sources: `remote` (remote/), `file`
 //! (file_source.rs) and `self` (self_source.rs).
@@ -21,7 +21,10 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use profbridge_pprof::{load_profile, DEFAULT_FOLDED_SAMPLE_TYPE};
+use profbridge_jfr::ConvertOptions;
+use profbridge_pprof::{load_profile, DecodeOptions, ParseError, DEFAULT_FOLDED_SAMPLE_TYPE};
+use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
+use profbridge_translate::{jfr_to_otlp, ToOtlpOptions};
 
 use self::attributes::resource_attributes;
 use super::from_pprof::{decode_limits, nanos_since_epoch, profile_request};
@@ -45,8 +48,11 @@ async fn push(
     intake
         .handle(&headers, body, StatusCode::NO_CONTENT, move |raw| {
             let (mut profile, replaced) =
-                load_profile(&raw, None, DEFAULT_FOLDED_SAMPLE_TYPE, &limits)
-                    .map_err(|error| Failure::from_parse(&error))?;
+                match load_profile(&raw, None, DEFAULT_FOLDED_SAMPLE_TYPE, &limits) {
+                    Ok(loaded) => loaded,
+                    Err(ParseError::Jfr) => return jfr_request(&raw, &attributes, &limits),
+                    Err(error) => return Err(Failure::from_parse(&error)),
+                };
             metrics.strings_replaced(replaced.len());
             if profile.time_nanos == 0 {
                 profile.time_nanos = nanos_since_epoch(SystemTime::now());
@@ -54,4 +60,22 @@ async fn push(
             profile_request(&profile, &attributes).map_err(|e| Failure::BadRequest(e.to_string()))
         })
         .await
+}
+
+/// A recording pushed whole: every profile it makes, or none.
+fn jfr_request(
+    raw: &[u8],
+    attributes: &[KeyValue],
+    limits: &DecodeOptions,
+) -> Result<ExportProfilesServiceRequest, Failure> {
+    let options = ConvertOptions {
+        decode: *limits,
+        ..ConvertOptions::default()
+    };
+    let converted = profbridge_jfr::convert(raw, &options).map_err(|e| Failure::from_jfr(&e))?;
+    let otlp = jfr_to_otlp(&converted, attributes, None, &ToOtlpOptions::default());
+    match otlp.rejected.into_iter().next() {
+        Some((_, error)) => Err(Failure::BadRequest(error.to_string())),
+        None => Ok(otlp.request),
+    }
 }

@@ -3,6 +3,7 @@
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use profbridge_jfr::JfrError;
 use profbridge_pprof::{DecodeError, DetectError, ParseError};
 
 use crate::protocol::admission::RETRY_AFTER;
@@ -43,6 +44,17 @@ impl Failure {
             Self::TooLarge(format!("{error} (max_request_body_size)"))
         } else {
             Self::BadRequest(format!("cannot read the profile: {error}"))
+        }
+    }
+
+    /// A JFR recording that does not convert: too large when a size limit
+    /// was hit, else bad data.
+    pub fn from_jfr(error: &JfrError) -> Self {
+        match error {
+            JfrError::Decode(decode) if is_size_limit(decode) => Self::TooLarge(format!(
+                "the JFR recording: {error} (max_request_body_size)"
+            )),
+            _ => Self::BadRequest(format!("cannot read the JFR recording: {error}")),
         }
     }
 

@@ -12,8 +12,7 @@
 //! event) when the recording names one.
 
 use profbridge_jfr::{
-    convert, parse_labels_snapshot, ConvertOptions, Converted, JfrError, LabelsError,
-    LabelsSnapshot, Limits,
+    convert, parse_labels_snapshot, ConvertOptions, Converted, LabelsError, LabelsSnapshot, Limits,
 };
 use profbridge_pprof::{DecodeError, DecodeOptions};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, ResourceProfiles};
@@ -52,7 +51,7 @@ pub(super) fn jfr_request(
         decode: *limits,
         limits: Limits::default(),
     };
-    let converted = convert(recording, &options).map_err(|error| recording_failure(&error))?;
+    let converted = convert(recording, &options).map_err(|error| Failure::from_jfr(&error))?;
     let otlp = jfr_to_otlp(
         &converted,
         &string_attributes(resource.iter().cloned()),
@@ -169,16 +168,6 @@ fn is_size_limit(error: &DecodeError) -> bool {
         error,
         DecodeError::InputTooLarge { .. } | DecodeError::DecompressedTooLarge { .. }
     )
-}
-
-/// 413 for a recording past the size limit, else 400 with the reason.
-fn recording_failure(error: &JfrError) -> Failure {
-    match error {
-        JfrError::Decode(decode) if is_size_limit(decode) => Failure::TooLarge(format!(
-            "the JFR recording: {error} (max_request_body_size)"
-        )),
-        _ => Failure::BadRequest(format!("cannot read the JFR recording: {error}")),
-    }
 }
 
 fn labels_failure(error: &LabelsError) -> Failure {
