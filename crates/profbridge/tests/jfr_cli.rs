@@ -336,6 +336,9 @@ fn to_otlp_is_one_request_that_converts_back_to_the_same_profiles() {
     assert_eq!(back, direct);
 }
 
+/// A stack of (function, line), leaf first, and sorted labels.
+type SampleKey = (Vec<(String, i64)>, Vec<(String, String)>);
+
 /// A profile's header fields and its samples by stack (function and line,
 /// leaf first) and labels, except the `profile.frame.types` label that
 /// carries frame types through pprof.
@@ -360,8 +363,7 @@ fn content(profile: &Profile) -> String {
             (l.id, lines)
         })
         .collect();
-    let mut samples: BTreeMap<(Vec<(String, i64)>, Vec<(String, String)>), Vec<i64>> =
-        BTreeMap::new();
+    let mut samples: BTreeMap<SampleKey, Vec<i64>> = BTreeMap::new();
     for sample in &profile.sample {
         let stack = sample
             .location_id
