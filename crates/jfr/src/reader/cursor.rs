@@ -20,6 +20,16 @@ pub(crate) enum JfrString {
     PoolRef(i64),
 }
 
+/// Room reserved ahead for the items of a count: a count is checked
+/// against the bytes left, but an item may be far larger in memory than
+/// its byte, and counts nest; past this, vectors grow with what is read.
+const PREALLOCATE_AT_MOST: usize = 1024;
+
+/// The capacity to reserve for `count` items.
+pub(crate) fn preallocation(count: usize) -> usize {
+    count.min(PREALLOCATE_AT_MOST)
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Cursor<'a> {
     data: &'a [u8],
@@ -214,7 +224,7 @@ impl<'a> Cursor<'a> {
             }
             STRING_CHAR_ARRAY => {
                 let len = self.count()?;
-                let mut units = Vec::with_capacity(len);
+                let mut units = Vec::with_capacity(preallocation(len));
                 for _ in 0..len {
                     units.push(self.short()? as u16);
                 }

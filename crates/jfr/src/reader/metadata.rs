@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::cursor::{Cursor, JfrString};
+use super::cursor::{preallocation, Cursor, JfrString};
 use super::error::{Problem, ReadError};
 use crate::Limits;
 
@@ -109,12 +109,12 @@ impl MetadataReader<'_, '_> {
         }
         let name = self.string_index()?;
         let attribute_count = self.cursor.count()?;
-        let mut attributes = Vec::with_capacity(attribute_count);
+        let mut attributes = Vec::with_capacity(preallocation(attribute_count));
         for _ in 0..attribute_count {
             attributes.push((self.string_index()?, self.string_index()?));
         }
         let child_count = self.cursor.count()?;
-        let mut children = Vec::with_capacity(child_count);
+        let mut children = Vec::with_capacity(preallocation(child_count));
         for _ in 0..child_count {
             children.push(self.element(depth + 1)?);
         }
@@ -168,7 +168,7 @@ pub(crate) fn read_metadata(cursor: &mut Cursor<'_>, limits: &Limits) -> Result<
     let _duration = cursor.long()?;
     let _metadata_id = cursor.long()?;
     let string_count = cursor.count()?;
-    let mut strings = Vec::with_capacity(string_count);
+    let mut strings = Vec::with_capacity(preallocation(string_count));
     for _ in 0..string_count {
         strings.push(match cursor.string()? {
             JfrString::Text(text) => text,

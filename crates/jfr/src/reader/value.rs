@@ -1,6 +1,6 @@
 //! Values of any type the metadata describes, decoded field by field.
 
-use super::cursor::{Cursor, JfrString};
+use super::cursor::{preallocation, Cursor, JfrString};
 use super::error::{Problem, ReadError};
 use super::metadata::{ClassDef, FieldDef, Primitive, Types};
 
@@ -107,7 +107,7 @@ impl<'t> ValueReader<'t> {
             return self.element(cursor, field, depth);
         }
         let count = cursor.count()?;
-        let mut elements = Vec::with_capacity(count);
+        let mut elements = Vec::with_capacity(preallocation(count));
         for _ in 0..count {
             elements.push(self.element(cursor, field, depth)?);
         }
