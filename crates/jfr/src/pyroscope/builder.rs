@@ -7,6 +7,7 @@ use std::rc::Rc;
 use profbridge_pprof::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 use rustc_hash::FxHashMap;
 
+use super::resolve::Stack;
 use crate::{FrameKind, JfrProfile, ProfileKind};
 
 /// A resolved frame of a stack trace.
@@ -36,7 +37,12 @@ pub(crate) struct ProfileBuilder {
     functions: FxHashMap<Rc<str>, u64>,
     locations: FxHashMap<(u64, i64, FrameKind), u64>,
     frame_kinds: Vec<FrameKind>,
-    samples: FxHashMap<(Vec<u64>, SampleLabels), usize>,
+    /// Each stack's location list, by the stack's serial.
+    stacks: FxHashMap<u64, usize>,
+    /// Distinct location lists, and their index in `location_lists`.
+    location_list_index: FxHashMap<Rc<[u64]>, usize>,
+    location_lists: Vec<Rc<[u64]>>,
+    samples: FxHashMap<(usize, SampleLabels), usize>,
 }
 
 /// Sample types, period type and unit of each kind, as Pyroscope's
@@ -103,6 +109,9 @@ impl ProfileBuilder {
             functions: FxHashMap::default(),
             locations: FxHashMap::default(),
             frame_kinds: Vec::new(),
+            stacks: FxHashMap::default(),
+            location_list_index: FxHashMap::default(),
+            location_lists: Vec::new(),
             samples: FxHashMap::default(),
         };
         builder.string("");
@@ -169,10 +178,33 @@ impl ProfileBuilder {
         id
     }
 
-    /// Adds `values` to the sample of this stack (leaf first) and labels.
-    pub(crate) fn add(&mut self, frames: &[Frame], labels: &SampleLabels, values: &[i64]) {
-        let locations: Vec<u64> = frames.iter().map(|frame| self.location(frame)).collect();
-        let key = (locations, labels.clone());
+    /// The index of a stack's location list (made on first sight).
+    fn location_list(&mut self, stack: &Stack) -> usize {
+        if let Some(index) = self.stacks.get(&stack.serial) {
+            return *index;
+        }
+        let locations: Rc<[u64]> = stack
+            .frames
+            .iter()
+            .map(|frame| self.location(frame))
+            .collect();
+        let index = match self.location_list_index.get(&locations) {
+            Some(index) => *index,
+            None => {
+                let index = self.location_lists.len();
+                self.location_lists.push(locations.clone());
+                self.location_list_index.insert(locations, index);
+                index
+            }
+        };
+        self.stacks.insert(stack.serial, index);
+        index
+    }
+
+    /// Adds `values` to the sample of this stack and labels.
+    pub(crate) fn add(&mut self, stack: &Stack, labels: &SampleLabels, values: &[i64]) {
+        let list = self.location_list(stack);
+        let key = (list, labels.clone());
         if let Some(sample) = self
             .samples
             .get(&key)
@@ -192,9 +224,14 @@ impl ProfileBuilder {
                 ..Label::default()
             })
             .collect();
-        self.samples.insert(key.clone(), self.profile.sample.len());
+        self.samples.insert(key, self.profile.sample.len());
+        let location_id = self
+            .location_lists
+            .get(list)
+            .map(|locations| locations.to_vec())
+            .unwrap_or_default();
         self.profile.sample.push(Sample {
-            location_id: key.0,
+            location_id,
             value: values.to_vec(),
             label,
         });

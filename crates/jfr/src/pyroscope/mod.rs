@@ -52,6 +52,7 @@ pub(crate) fn convert_recording(
         recorded_period: None,
         skipped: Skipped::default(),
         span: None,
+        next_stack_serial: 0,
     };
     for_each_chunk(bytes, &options.limits, |chunk| converter.chunk(chunk))?;
     Ok(converter.finish())
@@ -66,6 +67,7 @@ struct Converter<'o, 'l> {
     skipped: Skipped,
     /// The chunks' first start and last end, in Unix nanoseconds.
     span: Option<(i64, i64)>,
+    next_stack_serial: u64,
 }
 
 /// The fields of one event, looked up by name.
@@ -104,14 +106,20 @@ impl Converter<'_, '_> {
             .iter()
             .filter_map(|name| chunk.types.id_of(name))
             .collect();
-        let mut resolver = Resolver::new(chunk, self.options.limits.max_stack_depth);
+        let mut resolver = Resolver::new(
+            chunk,
+            self.options.limits.max_stack_depth,
+            self.next_stack_serial,
+        );
         if self.options.sample_rate.is_none() {
             self.read_recorded_period(chunk, &resolver)?;
         }
         chunk.for_each_event(&wanted, |class, fields| {
             self.event(chunk, &mut resolver, Event { class, fields });
             Ok(())
-        })
+        })?;
+        self.next_stack_serial = resolver.next_serial();
+        Ok(())
     }
 
     /// The sampling interval in force in this chunk: the last
@@ -243,7 +251,7 @@ impl Converter<'_, '_> {
         self.builders
             .entry(kind)
             .or_insert_with(|| ProfileBuilder::new(kind, period));
-        let Some(frames) = resolver.stack(event.get("stackTrace"), &mut self.skipped) else {
+        let Some(stack) = resolver.stack(event.get("stackTrace"), &mut self.skipped) else {
             return;
         };
         let thread = event
@@ -261,7 +269,7 @@ impl Converter<'_, '_> {
         let Some(builder) = self.builders.get_mut(&kind) else {
             return;
         };
-        builder.add(&frames, &labels, values.get(..count).unwrap_or(values));
+        builder.add(&stack, &labels, values.get(..count).unwrap_or(values));
     }
 
     /// The agent's context labels (sorted by key), then `profile_id` and

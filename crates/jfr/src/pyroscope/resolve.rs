@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 
 use super::builder::Frame;
 use super::symbols::merge_generated_names;
-use crate::reader::{Chunk, JfrString, Value};
+use crate::reader::{Chunk, JfrString, RawFrame, Value};
 use crate::{FrameKind, Skipped};
 
 /// Pool type ids of this chunk's metadata.
@@ -20,10 +20,16 @@ struct PoolTypes {
     string: Option<i64>,
     method: Option<i64>,
     symbol: Option<i64>,
-    stack_trace: Option<i64>,
-    stack_frame: Option<i64>,
     frame_type: Option<i64>,
     thread_state: Option<i64>,
+}
+
+/// A resolved stack trace: its frames, leaf first, and a serial unique
+/// in the whole recording (stack trace ids are only unique in a chunk).
+#[derive(Debug, Clone)]
+pub(crate) struct Stack {
+    pub(crate) serial: u64,
+    pub(crate) frames: Rc<[Frame]>,
 }
 
 /// A frame whose method or class did not resolve.
@@ -35,14 +41,19 @@ enum Unresolved {
 pub(crate) struct Resolver<'c, 'a> {
     chunk: &'c Chunk<'a>,
     types: PoolTypes,
-    stacks: FxHashMap<i64, Option<Rc<[Frame]>>>,
+    stacks: FxHashMap<i64, Option<Stack>>,
+    /// The serial the next stack resolved gets.
+    next_serial: u64,
     methods: FxHashMap<i64, Option<Rc<str>>>,
     threads: FxHashMap<i64, Option<Rc<str>>>,
+    frame_types: FxHashMap<i64, Option<String>>,
     max_stack_depth: usize,
 }
 
 impl<'c, 'a> Resolver<'c, 'a> {
-    pub(crate) fn new(chunk: &'c Chunk<'a>, max_stack_depth: usize) -> Self {
+    /// `first_serial`: the serial of the first stack this resolver
+    /// resolves ([`Self::next_serial`] of the previous chunk's).
+    pub(crate) fn new(chunk: &'c Chunk<'a>, max_stack_depth: usize, first_serial: u64) -> Self {
         let id = |name: &str| chunk.types.id_of(name);
         Self {
             chunk,
@@ -52,14 +63,14 @@ impl<'c, 'a> Resolver<'c, 'a> {
                 string: id("java.lang.String"),
                 method: id("jdk.types.Method"),
                 symbol: id("jdk.types.Symbol"),
-                stack_trace: id("jdk.types.StackTrace"),
-                stack_frame: id("jdk.types.StackFrame"),
                 frame_type: id("jdk.types.FrameType"),
                 thread_state: id("jdk.types.ThreadState"),
             },
             stacks: FxHashMap::default(),
+            next_serial: first_serial,
             methods: FxHashMap::default(),
             threads: FxHashMap::default(),
+            frame_types: FxHashMap::default(),
             max_stack_depth,
         }
     }
@@ -166,12 +177,18 @@ impl<'c, 'a> Resolver<'c, 'a> {
         descriptor.as_deref() == Some("()L;") || class_name.is_empty() || class_name.contains(".so")
     }
 
-    fn frame_kind(&self, frame_type: Option<&Value>, method_id: i64) -> FrameKind {
-        let description = frame_type
-            .and_then(Value::as_ref_id)
-            .and_then(|id| self.entry(self.types.frame_type, id))
-            .and_then(|entry| self.field(self.types.frame_type, entry, "description"))
-            .and_then(|v| self.string(v));
+    fn frame_kind(&mut self, frame_type: Option<i64>, method_id: i64) -> FrameKind {
+        let description = frame_type.and_then(|id| {
+            if let Some(description) = self.frame_types.get(&id) {
+                return description.clone();
+            }
+            let description = self
+                .entry(self.types.frame_type, id)
+                .and_then(|entry| self.field(self.types.frame_type, entry, "description"))
+                .and_then(|v| self.string(v));
+            self.frame_types.insert(id, description.clone());
+            description
+        });
         match description.as_deref() {
             Some("C++") => FrameKind::Native,
             Some("Kernel") => FrameKind::Kernel,
@@ -180,45 +197,44 @@ impl<'c, 'a> Resolver<'c, 'a> {
         }
     }
 
-    /// The frames of a stack trace, leaf first; `None` when the stack
-    /// trace is not in the pool. Frames whose method or class does not
-    /// resolve are left out and counted (once per stack trace and chunk).
-    pub(crate) fn stack(
-        &mut self,
-        value: Option<&Value>,
-        skipped: &mut Skipped,
-    ) -> Option<Rc<[Frame]>> {
+    /// A stack trace's frames, leaf first; `None` when the stack trace is
+    /// not in the pool. Frames whose method or class does not resolve are
+    /// left out and counted (once per stack trace and chunk).
+    pub(crate) fn stack(&mut self, value: Option<&Value>, skipped: &mut Skipped) -> Option<Stack> {
         let id = value.and_then(Value::as_ref_id);
         let Some(id) = id else {
             skipped.stack_trace_not_found += 1;
             return None;
         };
-        if let Some(frames) = self.stacks.get(&id) {
-            if frames.is_none() {
-                skipped.stack_trace_not_found += 1;
+        let stack = match self.stacks.get(&id) {
+            Some(stack) => stack.clone(),
+            None => {
+                let stack = self.resolve_stack(id, skipped).map(|frames| Stack {
+                    serial: self.next_serial,
+                    frames,
+                });
+                self.next_serial += 1;
+                self.stacks.insert(id, stack.clone());
+                stack
             }
-            return frames.clone();
-        }
-        let frames = self.resolve_stack(id, skipped);
-        if frames.is_none() {
+        };
+        if stack.is_none() {
             skipped.stack_trace_not_found += 1;
         }
-        self.stacks.insert(id, frames.clone());
-        frames
+        stack
+    }
+
+    pub(crate) fn next_serial(&self) -> u64 {
+        self.next_serial
     }
 
     fn resolve_stack(&mut self, id: i64, skipped: &mut Skipped) -> Option<Rc<[Frame]>> {
-        let trace = self.entry(self.types.stack_trace, id)?;
-        let Some(Value::Array(raw_frames)) = self.field(self.types.stack_trace, trace, "frames")
-        else {
-            return Some(Rc::from(Vec::new()));
-        };
-        let mut frames = Vec::with_capacity(raw_frames.len().min(self.max_stack_depth));
-        for raw in raw_frames.iter().take(self.max_stack_depth) {
-            let method_id = self
-                .field(self.types.stack_frame, raw, "method")
-                .and_then(Value::as_ref_id);
-            let Some(method_id) = method_id else {
+        let chunk = self.chunk;
+        let raw_frames: &[RawFrame] = chunk.pools.stack_trace(id)?;
+        let depth = raw_frames.len().min(self.max_stack_depth);
+        let mut frames = Vec::with_capacity(depth);
+        for raw in raw_frames.iter().take(depth) {
+            let Some(method_id) = raw.method else {
                 skipped.method_not_found += 1;
                 continue;
             };
@@ -235,11 +251,8 @@ impl<'c, 'a> Resolver<'c, 'a> {
             };
             // Pyroscope reads line numbers as unsigned 32-bit: -1 (none)
             // becomes 4294967295.
-            let line = self
-                .field(self.types.stack_frame, raw, "lineNumber")
-                .and_then(Value::as_int)
-                .map_or(0, |line| i64::from(line as u32));
-            let kind = self.frame_kind(self.field(self.types.stack_frame, raw, "type"), method_id);
+            let line = raw.line.map_or(0, |line| i64::from(line as u32));
+            let kind = self.frame_kind(raw.frame_type, method_id);
             frames.push(Frame { name, line, kind });
         }
         Some(Rc::from(frames))

@@ -6,12 +6,14 @@ mod cursor;
 mod error;
 mod metadata;
 mod pools;
+mod stacks;
 mod value;
 
 pub(crate) use chunk::Chunk;
 pub(crate) use cursor::JfrString;
 pub use error::Problem;
 pub(crate) use metadata::ClassDef;
+pub(crate) use stacks::RawFrame;
 pub(crate) use value::Value;
 
 use crate::{JfrError, Limits};

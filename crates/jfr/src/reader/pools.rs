@@ -6,6 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::cursor::Cursor;
 use super::error::{Problem, ReadError};
 use super::metadata::Types;
+use super::stacks::{RawFrame, StackTraceLayout};
 use super::value::{Value, ValueReader};
 use crate::Limits;
 
@@ -24,15 +25,44 @@ pub(crate) const KEPT_POOLS: [&str; 8] = [
 
 const CONSTANT_POOL_EVENT: i64 = 1;
 
-/// Entries by type id, then by entry id.
+/// Entries by type id, then by entry id; stack traces apart.
 #[derive(Debug, Default)]
 pub(crate) struct Pools {
     by_type: FxHashMap<i64, FxHashMap<i64, Value>>,
+    stack_traces: FxHashMap<i64, Box<[RawFrame]>>,
 }
 
 impl Pools {
     pub(crate) fn get(&self, type_id: i64, id: i64) -> Option<&Value> {
         self.by_type.get(&type_id)?.get(&id)
+    }
+
+    /// A stack trace's frames, leaf first.
+    pub(crate) fn stack_trace(&self, id: i64) -> Option<&[RawFrame]> {
+        self.stack_traces.get(&id).map(|frames| &**frames)
+    }
+
+    fn insert(
+        &mut self,
+        type_id: i64,
+        id: i64,
+        value: Value,
+        stack_traces: Option<&StackTraceLayout>,
+        limit: usize,
+    ) -> bool {
+        if let Some(layout) = stack_traces.filter(|layout| layout.type_id == type_id) {
+            if self.stack_traces.len() >= limit {
+                return false;
+            }
+            self.stack_traces.insert(id, layout.compact(&value));
+            return true;
+        }
+        let entries = self.by_type.entry(type_id).or_default();
+        if entries.len() >= limit {
+            return false;
+        }
+        entries.insert(id, value);
+        true
     }
 }
 
@@ -121,6 +151,7 @@ fn read_pool_event(
     let delta = event.long()?;
     let _checkpoint_kind = event.int()?;
     let pool_count = event.count()?;
+    let stack_traces = StackTraceLayout::new(types);
     let mut reader = ValueReader::new(types, limits.max_value_depth, event.remaining());
     for _ in 0..pool_count {
         let type_id = event.long()?;
@@ -134,15 +165,19 @@ fn read_pool_event(
         for _ in 0..entry_count {
             let id = event.long().map_err(table)?;
             let value = reader.value(&mut event, type_id, 0).map_err(table)?;
-            if keep {
-                let entries = pools.by_type.entry(type_id).or_default();
-                if entries.len() >= limits.max_pool_entries {
-                    return Err(table(event.error(Problem::LimitExceeded {
-                        what: "entries in one constant pool",
-                        limit: limits.max_pool_entries,
-                    })));
-                }
-                entries.insert(id, value);
+            if keep
+                && !pools.insert(
+                    type_id,
+                    id,
+                    value,
+                    stack_traces.as_ref(),
+                    limits.max_pool_entries,
+                )
+            {
+                return Err(table(event.error(Problem::LimitExceeded {
+                    what: "entries in one constant pool",
+                    limit: limits.max_pool_entries,
+                })));
             }
         }
     }
