@@ -425,3 +425,115 @@ fn a_huge_count_is_refused_without_allocating_for_it() {
     unknown.events.push((12345, vec![Val::Long(1)]));
     assert!(convert_default(&unknown.build()).is_ok());
 }
+
+#[test]
+fn frame_kinds_tell_async_profiler_native_frames_from_java_native_methods() {
+    use crate::synthetic_recording::{FRAME_TYPE, METHOD};
+    let mut recording = Recording::standard();
+    let symbols = recording
+        .pools
+        .iter_mut()
+        .find(|(t, _)| *t == SYMBOL)
+        .unwrap();
+    symbols.1.extend([
+        (4, vec![s("libc.so.6")]),
+        (5, vec![s("__write")]),
+        (6, vec![s("()L;")]),
+        (7, vec![s("")]),
+        (8, vec![s("java/lang/Thread")]),
+        (9, vec![s("sleep")]),
+        (10, vec![s("(J)V")]),
+    ]);
+    let classes = recording
+        .pools
+        .iter_mut()
+        .find(|(t, _)| *t == CLASS)
+        .unwrap();
+    classes.1.extend([
+        (2, vec![Val::Long(4)]),
+        (3, vec![Val::Long(7)]),
+        (4, vec![Val::Long(8)]),
+    ]);
+    let methods = recording
+        .pools
+        .iter_mut()
+        .find(|(t, _)| *t == METHOD)
+        .unwrap();
+    methods.1.extend([
+        // libc.so.6.__write, async-profiler's way.
+        (2, vec![Val::Long(2), Val::Long(5), Val::Long(6)]),
+        // A function of an unnamed library.
+        (3, vec![Val::Long(3), Val::Long(5), Val::Long(6)]),
+        // java/lang/Thread.sleep, a native Java method.
+        (4, vec![Val::Long(4), Val::Long(9), Val::Long(10)]),
+    ]);
+    let frame_types = recording
+        .pools
+        .iter_mut()
+        .find(|(t, _)| *t == FRAME_TYPE)
+        .unwrap();
+    frame_types.1.extend([
+        (2, vec![s("Native")]),
+        (3, vec![s("C++")]),
+        (4, vec![s("Kernel")]),
+        (5, vec![s("Inlined")]),
+    ]);
+    let frame = |method: i64, line: i32, frame_type: i64| {
+        vec![
+            Val::Long(method),
+            Val::Int(line),
+            Val::Int(0),
+            Val::Long(frame_type),
+        ]
+    };
+    let stacks = recording
+        .pools
+        .iter_mut()
+        .find(|(t, _)| *t == STACK_TRACE)
+        .unwrap();
+    stacks.1[0].1[1] = Val::Objects(vec![
+        frame(2, 0, 4),
+        frame(2, 0, 2),
+        frame(3, 0, 3),
+        frame(4, -1, 2),
+        frame(1, 42, 5),
+    ]);
+    let converted = convert_default(&recording.build()).unwrap();
+    let cpu = &converted.profiles[0];
+    validate(&cpu.profile).unwrap();
+    assert_eq!(
+        cpu.frame_kinds,
+        vec![
+            FrameKind::Kernel,
+            FrameKind::Native,
+            FrameKind::Native,
+            FrameKind::Jvm,
+            FrameKind::Jvm
+        ]
+    );
+    let profile = &cpu.profile;
+    let names: Vec<(&str, i64)> = profile.sample[0]
+        .location_id
+        .iter()
+        .map(|id| {
+            let line = &profile.location[*id as usize - 1].line[0];
+            (
+                text(
+                    profile,
+                    profile.function[line.function_id as usize - 1].name,
+                ),
+                line.line,
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("libc.so.6.__write", 0),
+            ("libc.so.6.__write", 0),
+            (".__write", 0),
+            ("java/lang/Thread.sleep", 4_294_967_295),
+            ("com/example/Main.work", 42),
+        ]
+    );
+}

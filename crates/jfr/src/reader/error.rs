@@ -56,6 +56,8 @@ pub enum Problem {
     LimitExceeded { what: &'static str, limit: usize },
     #[error("the constant pool chain loops back to offset {0}")]
     PoolChainLoop(u64),
+    #[error("more than {per_byte} values for each byte they are read from")]
+    TooManyValues { per_byte: usize },
     #[error("the value nests deeper than {0} levels")]
     TooDeep(usize),
     #[error("the event ends before its fields do")]

@@ -65,9 +65,8 @@ impl<'t> ValueReader<'t> {
 
     fn spend(&mut self, cursor: &Cursor<'_>) -> Result<(), ReadError> {
         self.budget = self.budget.checked_sub(1).ok_or_else(|| {
-            cursor.error(Problem::LimitExceeded {
-                what: "values for the bytes they take",
-                limit: VALUES_BASE,
+            cursor.error(Problem::TooManyValues {
+                per_byte: VALUES_PER_BYTE,
             })
         })?;
         Ok(())
