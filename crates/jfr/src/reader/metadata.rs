@@ -142,10 +142,24 @@ impl MetadataReader<'_, '_> {
     }
 }
 
-/// Reads the metadata event at the cursor (its size and type id first).
-pub(crate) fn read_metadata(cursor: &mut Cursor<'_>, limits: &Limits) -> Result<Types, ReadError> {
-    let start = cursor.offset();
-    let size = cursor.int()?;
+/// Reads the metadata event at the cursor (its size and type id first),
+/// within its size.
+pub(crate) fn read_metadata(chunk: &mut Cursor<'_>, limits: &Limits) -> Result<Types, ReadError> {
+    let start = chunk.offset();
+    let event_start = chunk.pos();
+    let size = chunk.int()?;
+    let body_len = usize::try_from(size)
+        .ok()
+        .and_then(|size| size.checked_sub(chunk.pos() - event_start))
+        .filter(|len| *len <= chunk.remaining())
+        .ok_or(ReadError {
+            offset: start,
+            problem: Problem::BadEventSize {
+                size: i64::from(size),
+            },
+        })?;
+    let mut event = chunk.split(body_len)?;
+    let cursor = &mut event;
     let event_type = cursor.long()?;
     if event_type != 0 {
         return Err(ReadError {
@@ -153,14 +167,6 @@ pub(crate) fn read_metadata(cursor: &mut Cursor<'_>, limits: &Limits) -> Result<
             problem: Problem::WrongEventType {
                 expected: 0,
                 found: event_type,
-            },
-        });
-    }
-    if size <= 0 {
-        return Err(ReadError {
-            offset: start,
-            problem: Problem::BadEventSize {
-                size: i64::from(size),
             },
         });
     }
