@@ -7,11 +7,14 @@
 //! - [`parse_labels_snapshot`]: the Pyroscope Java agent's context labels.
 
 mod labels;
+mod pyroscope;
+mod reader;
 
 use profbridge_pprof::{DecodeOptions, Profile};
 use thiserror::Error;
 
 pub use labels::{parse_labels_snapshot, LabelsContext, LabelsError, LabelsSnapshot};
+pub use reader::Problem;
 
 /// The magic every JFR chunk starts with.
 pub const MAGIC: [u8; 4] = *b"FLR\0";
@@ -179,8 +182,18 @@ pub enum JfrError {
     Decode(#[from] profbridge_pprof::DecodeError),
     #[error("not a JFR recording: it does not start with the magic \"FLR\\0\"")]
     NotJfr,
-    #[error("the JFR reader is not built yet")]
-    Unimplemented,
+    #[error("JFR chunk {chunk}, byte {offset}, {part}: {problem}")]
+    Malformed {
+        /// The chunk's index in the recording, from 0.
+        chunk: usize,
+        /// The byte's offset from the start of the (gunzipped) recording.
+        offset: u64,
+        /// What was being read: "metadata", "constant pool jdk.types.Method"...
+        part: String,
+        problem: Problem,
+    },
+    #[error("the recording has more than {limit} chunks")]
+    TooManyChunks { limit: usize },
 }
 
 /// Reads a recording (gzipped or not) into one profile per kind found.
@@ -189,5 +202,5 @@ pub fn convert(bytes: &[u8], options: &ConvertOptions<'_>) -> Result<Converted, 
     if !is_jfr(&unzipped.bytes) {
         return Err(JfrError::NotJfr);
     }
-    Err(JfrError::Unimplemented)
+    pyroscope::convert_recording(&unzipped.bytes, options)
 }

@@ -389,7 +389,7 @@ fn owned(types: &[(&str, &str)]) -> Vec<(String, String)> {
 // ------------------------------------------------------------------ tests
 
 #[test]
-#[ignore = "needs the JFR reader (branch jfr-core); profbridge_jfr::convert is Unimplemented in main"]
+
 fn the_java_agents_upload_reaches_the_files_and_pyroscope_again() {
     let Some(recording) = recording() else {
         return;

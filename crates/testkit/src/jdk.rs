@@ -485,6 +485,9 @@ pub struct JfrEvent {
     pub thread: Option<String>,
     /// Leaf first.
     pub frames: Vec<JfrFrame>,
+    /// Whether the event has a stack trace at all: `stackTrace` is null
+    /// for a few events of threads the JVM runs itself.
+    pub has_stack: bool,
     /// Whether the stack had more frames than were recorded or printed.
     pub truncated: bool,
     /// As printed, such as `2026-11-27T21:26:44.914869427Z`.
@@ -605,6 +608,7 @@ impl PrintedEvent {
             .event_thread
             .or(values.sampled_thread)
             .and_then(|thread| thread.java_name);
+        let has_stack = values.stack_trace.is_some();
         let (frames, truncated) = values.stack_trace.map_or((Vec::new(), false), |stack| {
             let frames = stack
                 .frames
@@ -625,6 +629,7 @@ impl PrintedEvent {
             type_name: self.type_name,
             thread,
             frames,
+            has_stack,
             truncated,
             start_time: values.start_time,
             duration_nanos,
