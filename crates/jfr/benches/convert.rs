@@ -4,6 +4,8 @@
 //! the workload, mostly allocation events). Skips with a note when no JDK
 //! is installed. Run: cargo bench -p profbridge-jfr --bench convert
 
+#![allow(clippy::panic)] // A recording that does not convert is a bug, not a skip.
+
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use profbridge_jfr::{convert, ConvertOptions, Converted};
 use profbridge_testkit::jdk::{record_with, Jdk, RecordSpec};
@@ -37,13 +39,7 @@ fn bench_convert(c: &mut Criterion) {
     let options = ConvertOptions::default();
     let converted = match convert(&bytes, &options) {
         Ok(converted) => converted,
-        Err(e) => {
-            eprintln!(
-                "SKIPPED: {} does not convert: {e}",
-                recording.path.display()
-            );
-            return;
-        }
+        Err(e) => panic!("{} does not convert: {e}", recording.path.display()),
     };
     let samples: usize = converted
         .profiles
