@@ -297,10 +297,15 @@ impl RecordSpec {
     /// A recording of several megabytes, for benchmarks: a longer run
     /// that allocates without rest (most of its events are allocations).
     pub fn large() -> Self {
+        let mut event_settings: Vec<String> =
+            EVENT_SETTINGS.iter().map(|s| (*s).to_owned()).collect();
+        // The JDK throttles allocation samples to 150 a second by default.
+        event_settings.push("jdk.ObjectAllocationSample#throttle=20000/s".to_owned());
         Self {
             name: "large",
             run_millis: 6_000,
             alloc_pause_millis: 0,
+            event_settings,
             ..Self::standard()
         }
     }
