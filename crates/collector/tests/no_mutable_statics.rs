@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 const IMMUTABLE_TYPES: &[&str] = &[
     "LazyLock<Option<Regex>>",
     "LazyLock<Regex>",
+    "LazyLock<Vec<(Regex, &'static str)>>",
     "Pattern",
     "&",
     "[",
@@ -70,7 +71,12 @@ fn library_code_keeps_no_process_wide_mutable_statics() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
     for crate_dir in std::fs::read_dir(workspace.join("crates")).unwrap() {
-        let source = crate_dir.unwrap().path().join("src");
+        let crate_dir = crate_dir.unwrap().path();
+        // The testkit is test code (and holds Java source in strings).
+        if crate_dir.ends_with("testkit") {
+            continue;
+        }
+        let source = crate_dir.join("src");
         if source.is_dir() {
             rust_files(&source, &mut files);
         }

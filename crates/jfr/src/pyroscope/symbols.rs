@@ -2,7 +2,7 @@
 //! that differ from run to run (counters, addresses, random suffixes) are
 //! replaced so that the same code gets the same frame name.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use regex::Regex;
 
@@ -44,14 +44,15 @@ const RULES: [Rule; 6] = [
     },
 ];
 
+static COMPILED: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+    RULES
+        .iter()
+        .filter_map(|rule| Some((Regex::new(rule.pattern).ok()?, rule.replacement)))
+        .collect()
+});
+
 fn compiled() -> &'static [(Regex, &'static str)] {
-    static COMPILED: OnceLock<Vec<(Regex, &'static str)>> = OnceLock::new();
-    COMPILED.get_or_init(|| {
-        RULES
-            .iter()
-            .filter_map(|rule| Some((Regex::new(rule.pattern).ok()?, rule.replacement)))
-            .collect()
-    })
+    &COMPILED
 }
 
 /// A class or method symbol as Pyroscope names it: each rule applied in
