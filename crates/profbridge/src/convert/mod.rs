@@ -222,18 +222,23 @@ fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Resul
     ))
 }
 
+/// What the command line asks of OTLP output.
+fn otlp_options(args: &ConvertArgs) -> ToOtlpOptions {
+    ToOtlpOptions {
+        scope_name: args.scope_name.clone(),
+        aggregate_timestamps: args.aggregate_timestamps,
+        original_payload: args.original_payload,
+        ..ToOtlpOptions::default()
+    }
+}
+
 fn pprof_request(
     profile: &Profile,
     input: &Input,
     args: &ConvertArgs,
     resource: &[KeyValue],
 ) -> Result<ExportProfilesServiceRequest> {
-    let options = ToOtlpOptions {
-        scope_name: args.scope_name.clone(),
-        aggregate_timestamps: args.aggregate_timestamps,
-        original_payload: args.original_payload,
-        ..ToOtlpOptions::default()
-    };
+    let options = otlp_options(args);
     let converted = pprof_to_otlp(
         &[PprofInput {
             profile,
@@ -259,12 +264,7 @@ fn jfr_request(
     args: &ConvertArgs,
     resource: &[KeyValue],
 ) -> Result<ExportProfilesServiceRequest> {
-    let options = ToOtlpOptions {
-        scope_name: args.scope_name.clone(),
-        aggregate_timestamps: args.aggregate_timestamps,
-        original_payload: args.original_payload,
-        ..ToOtlpOptions::default()
-    };
+    let options = otlp_options(args);
     let converted = jfr_to_otlp(converted, resource, Some(&input.bytes), &options);
     if let Some((_, error)) = converted.rejected.first() {
         bail!("{}: {error}", input.name);
