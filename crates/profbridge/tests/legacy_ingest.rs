@@ -1549,6 +1549,7 @@ fn every_example_configuration_validates() {
     for name in [
         "pprof-push.yaml",
         "pprof-scrape-sidecar.yaml",
+        "java-agent.yaml",
         "pyroscope-ingest.yaml",
         "file-watch.yaml",
     ] {
