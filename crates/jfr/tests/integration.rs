@@ -8,7 +8,7 @@
     clippy::indexing_slicing
 )]
 
+mod async_profiler;
 mod jdk_oracle;
 mod robustness;
 mod synthetic;
-mod synthetic_recording;

@@ -13,7 +13,7 @@ use profbridge_testkit::sweep::Sweep;
 
 use profbridge_testkit::jdk::{self, RecordSpec};
 
-use crate::synthetic_recording::Recording;
+use profbridge_testkit::jfr_writer::Recording;
 
 /// Far more than any conversion here takes (a few milliseconds): a
 /// conversion this slow is a hang in the making.
