@@ -1,5 +1,5 @@
 //! Every integration test of the JFR reader and converter, in one binary
-//! (one link, and one JDK recording shared by all of them).
+//! (one link; the JDK recordings are the testkit's, made once per machine).
 
 #![allow(
     clippy::unwrap_used,
@@ -8,9 +8,7 @@
     clippy::indexing_slicing
 )]
 
-mod jdk;
+mod async_profiler;
 mod jdk_oracle;
-mod jdk_recording;
 mod robustness;
 mod synthetic;
-mod synthetic_recording;

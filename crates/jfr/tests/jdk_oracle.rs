@@ -641,6 +641,31 @@ fn sample_rate_sets_the_weight_of_a_cpu_sample() {
     assert_matches(&converted, &recorded.oracle, 4_000_000);
 }
 
+/// Pyroscope's `from` and `until` are the profiles' time and duration,
+/// and its `sampleRate` weighs the CPU samples; what they hold is as
+/// without them.
+#[test]
+fn a_given_time_range_and_sample_rate() {
+    let Some(recorded) = standard() else {
+        return;
+    };
+    let options = ConvertOptions {
+        time_range_nanos: Some((1_000, 11_000)),
+        sample_rate: Some(40),
+        ..ConvertOptions::default()
+    };
+    assert_ne!(recorded.oracle.cpu_period_nanos, 25_000_000);
+    let converted = recorded.convert(&recorded.recording.bytes(), &options);
+    assert_matches(&converted, &recorded.oracle, 25_000_000);
+    for JfrProfile { kind, profile, .. } in &converted.profiles {
+        assert_eq!(
+            (profile.time_nanos, profile.duration_nanos),
+            (1_000, 10_000),
+            "{kind:?}"
+        );
+    }
+}
+
 #[test]
 fn pyroscope_class_names() {
     let cases = [

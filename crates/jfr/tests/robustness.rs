@@ -11,8 +11,9 @@ use profbridge_jfr::{convert, ConvertOptions};
 use profbridge_pprof::validate;
 use profbridge_testkit::sweep::Sweep;
 
-use crate::jdk_recording::recording;
-use crate::synthetic_recording::Recording;
+use profbridge_testkit::jdk::{self, RecordSpec};
+
+use profbridge_testkit::jfr_writer::Recording;
 
 /// Far more than any conversion here takes (a few milliseconds): a
 /// conversion this slow is a hang in the making.
@@ -29,26 +30,54 @@ fn convert_checked(bytes: &[u8]) {
     assert!(start.elapsed() < SLOW, "took {:?}", start.elapsed());
 }
 
-/// The JDK's recording twice (two chunks back to back), or the synthetic
-/// one when the JDK is missing.
-fn two_chunks() -> (Vec<u8>, usize) {
-    let one = recording().map_or_else(|| Recording::standard().build(), <[u8]>::to_vec);
-    let boundary = one.len();
-    ([one.as_slice(), &one].concat(), boundary)
+/// The testkit's multi-chunk JDK recording (three chunks or more), or
+/// the synthetic one twice when the JDK is missing (said loudly), and the
+/// offsets where its chunks end.
+fn chunked() -> (Vec<u8>, Vec<usize>) {
+    let purpose = "mutating a multi-chunk JFR recording the JDK made";
+    let bytes = match jdk::record(&RecordSpec::multi_chunk(), purpose) {
+        Some((_, recording)) => recording.bytes(),
+        None => {
+            let one = Recording::standard().build();
+            [one.as_slice(), &one].concat()
+        }
+    };
+    let ends = chunk_ends(&bytes);
+    assert!(ends.len() >= 2, "only {} chunks", ends.len());
+    (bytes, ends)
+}
+
+/// Where each chunk ends, from the sizes their headers state.
+fn chunk_ends(bytes: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        assert_eq!(&bytes[start..start + 4], b"FLR\0", "a chunk at {start}");
+        let size = u64::from_be_bytes(bytes[start + 8..start + 16].try_into().unwrap());
+        start += usize::try_from(size).unwrap();
+        ends.push(start);
+    }
+    assert_eq!(start, bytes.len(), "the chunks fill the recording");
+    ends
 }
 
 #[test]
 fn truncation_at_chunk_boundaries_and_anywhere_is_ok_or_err() {
     let sweep = Sweep::from_env("jfr_truncation");
-    let (bytes, boundary) = two_chunks();
-    let mut cuts: Vec<usize> = (0..80).chain(boundary - 8..boundary + 80).collect();
+    let (bytes, ends) = chunked();
+    let mut cuts: Vec<usize> = (0..80).collect();
+    for &end in &ends[..ends.len() - 1] {
+        cuts.extend(end - 8..end + 80);
+    }
     let mut rng = sweep.rng(0x6a66_7274);
     cuts.extend((0..4096).map(|_| rng.below(bytes.len())));
     for cut in sweep.sample(cuts, 300, bytes.len() as u64) {
         convert_checked(&bytes[..cut]);
     }
-    // A cut exactly at the chunk boundary is one whole recording.
-    assert!(convert(&bytes[..boundary], &ConvertOptions::default()).is_ok());
+    // A cut exactly at a chunk's end leaves whole chunks.
+    for &end in &ends {
+        assert!(convert(&bytes[..end], &ConvertOptions::default()).is_ok());
+    }
 }
 
 #[test]
@@ -62,9 +91,8 @@ fn synthetic_truncations_at_every_offset_are_ok_or_err() {
 #[test]
 fn seeded_mutations_are_ok_or_err() {
     let sweep = Sweep::from_env("jfr_mutations");
-    let (bytes, _) = two_chunks();
+    let (bytes, _) = chunked();
     let mut rng = sweep.rng(0x6d75_7461_7465);
-    // A conversion of the two chunks takes some 15 ms in the test build.
     for _ in 0..sweep.count(2_000, 200) {
         convert_checked(&rng.mutate(&bytes));
     }
@@ -87,8 +115,12 @@ fn every_single_bit_flip_of_the_synthetic_recording_is_ok_or_err() {
 
 #[test]
 fn every_header_field_set_to_extremes_is_ok_or_err() {
-    let (bytes, _) = two_chunks();
-    for offset in (8..64).step_by(8) {
+    let (bytes, ends) = chunked();
+    // Each header field of the first chunk and of the second.
+    let offsets = (8..64)
+        .step_by(8)
+        .chain((8..64).step_by(8).map(|o| ends[0] + o));
+    for offset in offsets {
         for value in [
             0u64,
             1,

@@ -1,4 +1,4 @@
-//! Precise cases on recordings written by `synthetic_recording`.
+//! Precise cases on recordings written by `profbridge_testkit::jfr_writer`.
 
 use std::collections::HashMap;
 
@@ -8,7 +8,7 @@ use profbridge_jfr::{
 };
 use profbridge_pprof::{validate, Profile};
 
-use crate::synthetic_recording::{
+use profbridge_testkit::jfr_writer::{
     s, Recording, Val, ACTIVE_SETTING, CLASS, EXECUTION_SAMPLE, STACK_TRACE, SYMBOL,
 };
 
@@ -200,7 +200,7 @@ fn unresolved_stacks_and_classes_are_skipped_and_counted() {
     let methods = recording
         .pools
         .iter_mut()
-        .find(|(t, _)| *t == crate::synthetic_recording::METHOD)
+        .find(|(t, _)| *t == profbridge_testkit::jfr_writer::METHOD)
         .unwrap();
     methods
         .1
@@ -240,7 +240,7 @@ fn a_pool_entry_that_refers_to_itself_is_read_and_not_followed() {
     recording
         .class_mut(CLASS)
         .fields
-        .push(crate::synthetic_recording::FieldSpec {
+        .push(profbridge_testkit::jfr_writer::FieldSpec {
             name: "outer".to_owned(),
             class: CLASS,
             constant_pool: true,
@@ -262,7 +262,7 @@ fn a_type_nested_in_itself_stops_at_the_depth_limit() {
     recording
         .class_mut(CLASS)
         .fields
-        .push(crate::synthetic_recording::FieldSpec {
+        .push(profbridge_testkit::jfr_writer::FieldSpec {
             name: "inner".to_owned(),
             class: CLASS,
             constant_pool: false,
@@ -428,7 +428,7 @@ fn a_huge_count_is_refused_without_allocating_for_it() {
 
 #[test]
 fn frame_kinds_tell_async_profiler_native_frames_from_java_native_methods() {
-    use crate::synthetic_recording::{FRAME_TYPE, METHOD};
+    use profbridge_testkit::jfr_writer::{FRAME_TYPE, METHOD};
     let mut recording = Recording::standard();
     let symbols = recording
         .pools

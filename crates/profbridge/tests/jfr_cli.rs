@@ -18,20 +18,20 @@ use profbridge_pprof::{parse_any, DecodeOptions, Profile};
 use profbridge_testkit::jdk::{jfr_print_json, record, Jdk, RecordSpec};
 use profbridge_testkit::pprof_oracle::OracleProfile;
 use profbridge_testkit::{require_tool, TempDir};
-use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest};
+use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest, ProfilesDictionary};
 use profbridge_translate::{otlp_to_pprof, validate_request, ToPprofOptions};
 use prost::Message;
 
 const PURPOSE: &str = "the JFR convert and inspect tests";
 
-fn profbridge(args: &[&str]) -> Output {
+pub(crate) fn profbridge(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_profbridge"))
         .args(args)
         .output()
         .expect("run profbridge")
 }
 
-fn succeeded(output: &Output) {
+pub(crate) fn succeeded(output: &Output) {
     assert!(
         output.status.success(),
         "{:?}: {}",
@@ -305,16 +305,11 @@ fn to_otlp_is_one_request_that_converts_back_to_the_same_profiles() {
         .iter()
         .filter(|location| !location.lines.is_empty())
         .map(|location| {
-            location
-                .attribute_indices
-                .iter()
-                .map(|&i| &dictionary.attribute_table[i as usize])
-                .find(|a| dictionary.string_table[a.key_strindex as usize] == "profile.frame.type")
-                .and_then(|a| match a.value.as_ref()?.value.as_ref()? {
-                    any_value::Value::StringValue(text) => Some(text.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default()
+            string_attribute(
+                dictionary,
+                &location.attribute_indices,
+                "profile.frame.type",
+            )
         })
         .collect();
     assert_eq!(frame_types, BTreeSet::from(["jvm".to_owned()]));
@@ -334,6 +329,24 @@ fn to_otlp_is_one_request_that_converts_back_to_the_same_profiles() {
     let direct: BTreeSet<String> = direct.iter().map(content).collect();
     let back: BTreeSet<String> = back.profiles.iter().map(|o| content(&o.profile)).collect();
     assert_eq!(back, direct);
+}
+
+/// The string value of the attribute `key` among `indices` of the
+/// dictionary's attribute table; empty when there is none.
+pub(crate) fn string_attribute(
+    dictionary: &ProfilesDictionary,
+    indices: &[i32],
+    key: &str,
+) -> String {
+    indices
+        .iter()
+        .map(|&i| &dictionary.attribute_table[i as usize])
+        .find(|a| dictionary.string_table[a.key_strindex as usize] == key)
+        .and_then(|a| match a.value.as_ref()?.value.as_ref()? {
+            any_value::Value::StringValue(text) => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 /// A stack of (function, line), leaf first, and sorted labels.

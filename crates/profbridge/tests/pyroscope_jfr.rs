@@ -16,7 +16,10 @@
 //! (commit eaf9428, agent/src/main/java/io/pyroscope/javaagent/impl/
 //! PyroscopeExporter.java) has OkHttp 4.12 write it; the recording is a
 //! real one, made by the JDK's own recorder around the testkit's Java
-//! workload (profbridge_testkit::jdk).
+//! workload (profbridge_testkit::jdk). JDK recordings carry no context ids,
+//! so the agent's context labels and native and kernel frames are tested
+//! with a recording shaped as the agent's async-profiler writes it
+//! (profbridge_testkit::jfr_writer::async_profiler).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Write};
@@ -27,8 +30,13 @@ use std::time::{Duration, Instant};
 
 use profbridge_pprof::{parse_any, DecodeOptions, Profile};
 use profbridge_testkit::jdk::{self, RecordSpec};
+use profbridge_testkit::jfr_writer::async_profiler::{AsyncProfilerRecording, Frame, FrameType};
+use profbridge_testkit::TempDir;
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use profbridge_translate::validate_request;
 use prost::Message;
 
+use crate::jfr_cli::{profbridge, string_attribute, succeeded};
 use crate::support::collector::Collector;
 
 /// The receiver's description on its `listening on` line.
@@ -386,6 +394,19 @@ fn owned(types: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A collector whose Pyroscope receiver (with `receiver_settings`, lines
+/// indented under it) writes pprof files.
+fn files_collector(label: &str, receiver_settings: &str) -> Collector {
+    Collector::start(
+        label,
+        &format!(
+            "receivers:\n  pyroscope:\n    endpoint: 127.0.0.1:0\n{receiver_settings}\
+             exporters:\n  file:\n    path: {{data}}\n{PPROF_SINK}\
+             service:\n  pipelines:\n    profiles:\n      receivers: [pyroscope]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n"
+        ),
+    )
+}
+
 // ------------------------------------------------------------------ tests
 
 #[test]
@@ -466,14 +487,7 @@ fn the_java_agents_upload_reaches_the_files_and_pyroscope_again() {
 
 #[test]
 fn bad_uploads_are_refused_and_nothing_is_written() {
-    let collector = Collector::start(
-        "jfr-refusals",
-        &format!(
-            "receivers:\n  pyroscope:\n    endpoint: 127.0.0.1:0\n    max_request_body_size: 1MiB\n\
-             exporters:\n  file:\n    path: {{data}}\n{PPROF_SINK}\
-             service:\n  pipelines:\n    profiles:\n      receivers: [pyroscope]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n"
-        ),
-    );
+    let collector = files_collector("jfr-refusals", "    max_request_body_size: 1MiB\n");
     let address = collector.address(PYROSCOPE);
     // A recording cut short: the real one when a JDK is here, else a
     // chunk header that stops after the magic and version.
@@ -537,4 +551,245 @@ fn bad_uploads_are_refused_and_nothing_is_written() {
 
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(files_under(&collector.data), Vec::<PathBuf>::new());
+}
+
+// ------------------------------- the agent's own recording: contexts, native frames
+
+/// The agent's contexts in the order its `ScopedContext`s were opened
+/// (context ids 1, 2, 3); the recording's samples have these, none (0),
+/// and 7, which the snapshot does not hold.
+const AGENT_CONTEXTS: &[&[(&str, &str)]] = &[
+    &[("span_name", "checkout"), ("customer", "acme")],
+    &[("span_name", "pay"), ("customer", "globex")],
+    &[
+        ("span_name", "checkout"),
+        ("customer", "initech"),
+        ("region", "eu-west-1"),
+    ],
+];
+
+/// The labels of context `id` as the agent set them; none for 0 or an id
+/// the snapshot does not hold.
+fn context_labels(id: i64) -> Vec<(String, String)> {
+    usize::try_from(id)
+        .ok()
+        .and_then(|id| id.checked_sub(1))
+        .and_then(|at| AGENT_CONTEXTS.get(at))
+        .map(|labels| {
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The OpenTelemetry frame type async-profiler's frame type means.
+fn otel_frame_type(frame: &Frame) -> &'static str {
+    match frame.frame_type() {
+        FrameType::Native | FrameType::Cpp => "native",
+        FrameType::Kernel => "kernel",
+        FrameType::Interpreted
+        | FrameType::JitCompiled
+        | FrameType::Inlined
+        | FrameType::C1Compiled => "jvm",
+    }
+}
+
+/// Pyroscope's name of a frame: the method's class (for a native
+/// function, its library) and name, joined by a dot.
+fn pyroscope_frame_name(frame: &Frame) -> String {
+    format!("{}.{}", frame.class_name(), frame.method_name())
+}
+
+/// `profile.frame.types` of a stack (docs/mapping.md): run-length items
+/// `type` or `type*n`, leaf first.
+fn frame_types_label(stack: &[Frame]) -> String {
+    let mut runs: Vec<(&str, usize)> = Vec::new();
+    for frame in stack {
+        let kind = otel_frame_type(frame);
+        match runs.last_mut() {
+            Some((last, count)) if *last == kind => *count += 1,
+            _ => runs.push((kind, 1)),
+        }
+    }
+    runs.iter()
+        .map(|(kind, count)| match count {
+            1 => (*kind).to_owned(),
+            n => format!("{kind}*{n}"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A sample's stack as (frame name, line), leaf first, and its labels,
+/// sorted.
+type LabeledStack = (Vec<(String, i64)>, Vec<(String, String)>);
+
+/// The samples of a pprof profile: values summed per stack and labels.
+fn labeled_samples(profile: &Profile) -> BTreeMap<LabeledStack, i64> {
+    let mut out = BTreeMap::new();
+    for sample in &profile.sample {
+        let stack = sample
+            .location_id
+            .iter()
+            .flat_map(|id| {
+                let location = profile.location.iter().find(|l| l.id == *id).unwrap();
+                location.line.iter().map(|line| {
+                    let function = profile
+                        .function
+                        .iter()
+                        .find(|f| f.id == line.function_id)
+                        .unwrap();
+                    (text(profile, function.name).to_owned(), line.line)
+                })
+            })
+            .collect();
+        let mut labels: Vec<(String, String)> = sample
+            .label
+            .iter()
+            .map(|l| {
+                (
+                    text(profile, l.key).to_owned(),
+                    text(profile, l.str).to_owned(),
+                )
+            })
+            .collect();
+        labels.sort();
+        *out.entry((stack, labels)).or_default() += sample.value[0];
+    }
+    out
+}
+
+/// The Java agent uploads what its async-profiler recorded (CPU samples
+/// under the agent's contexts, in Java, native library and kernel code)
+/// with its labels snapshot: each sample written carries exactly its
+/// context's labels, its thread's name and its frames' types, and weighs
+/// 1e9 / sampleRate nanoseconds.
+#[test]
+fn the_agents_context_labels_and_native_frames_reach_the_files() {
+    let recording = AsyncProfilerRecording::agent_example();
+    let bytes = recording.build();
+    let contexts: BTreeSet<i64> = recording
+        .execution_samples
+        .iter()
+        .map(|s| s.context_id)
+        .collect();
+    assert_eq!(contexts, BTreeSet::from([0, 1, 2, 3, 7]));
+    let collector = files_collector("jfr-agent-labels", "");
+    let upload = Upload::shop(&bytes, Some(labels_snapshot(AGENT_CONTEXTS)));
+    let (status, answer) = upload.send(collector.address(PYROSCOPE));
+    assert_eq!(status, 200, "{answer}");
+
+    let written = written(&collector.data, 1);
+    assert_eq!(written.keys().collect::<Vec<_>>(), ["process_cpu"]);
+    assert_eq!(written["process_cpu"].len(), 1);
+    let profile = &written["process_cpu"][0];
+    assert_eq!(
+        sample_types(profile),
+        owned(&[("cpu", "nanoseconds")]),
+        "async-profiler's itimer samples are CPU time"
+    );
+
+    // What the recording holds, sample by sample (the upload's sampleRate
+    // is 100).
+    let mut want: BTreeMap<LabeledStack, i64> = BTreeMap::new();
+    for sample in &recording.execution_samples {
+        let stack = sample
+            .stack
+            .iter()
+            .map(|f| (pyroscope_frame_name(f), i64::from(f.line())))
+            .collect();
+        let thread = recording
+            .threads
+            .iter()
+            .find(|t| t.tid == sample.tid)
+            .unwrap();
+        let mut labels = context_labels(sample.context_id);
+        labels.push(("thread_name".to_owned(), thread.name.clone()));
+        labels.push((
+            "profile.frame.types".to_owned(),
+            frame_types_label(&sample.stack),
+        ));
+        labels.sort();
+        *want.entry((stack, labels)).or_default() += 1_000_000_000 / 100;
+    }
+    let got = labeled_samples(profile);
+    assert!(got == want, "written:\n{got:#?}\nrecorded:\n{want:#?}");
+    // Not vacuous: samples of each context, and of none, are there.
+    let customers: BTreeSet<Option<&str>> = got
+        .keys()
+        .map(|(_, labels)| {
+            let customer = labels.iter().find(|(key, _)| key == "customer");
+            customer.map(|(_, value)| value.as_str())
+        })
+        .collect();
+    assert_eq!(
+        customers,
+        BTreeSet::from([None, Some("acme"), Some("globex"), Some("initech")])
+    );
+}
+
+/// `convert --to otlp` of the agent's recording: every location has the
+/// frame type async-profiler gave its frame, and samples carry their
+/// thread's name.
+#[test]
+fn the_agents_recording_converts_to_otlp_with_frame_types() {
+    let recording = AsyncProfilerRecording::agent_example();
+    let dir = TempDir::new("jfr-agent-otlp");
+    let input = dir.path().join("agent.jfr");
+    std::fs::write(&input, recording.build()).unwrap();
+    let output = dir.path().join("agent.otlp");
+    succeeded(&profbridge(&[
+        "convert",
+        input.to_str().unwrap(),
+        "--to",
+        "otlp",
+        "-o",
+        output.to_str().unwrap(),
+    ]));
+    let request = ExportProfilesServiceRequest::decode(&*std::fs::read(&output).unwrap()).unwrap();
+    let validated = validate_request(&request).unwrap();
+    assert!(validated.invalid.is_empty(), "{:?}", validated.invalid);
+    let dictionary = request.dictionary.as_ref().unwrap();
+
+    let want: BTreeSet<(String, String)> = recording
+        .execution_samples
+        .iter()
+        .flat_map(|s| &s.stack)
+        .map(|f| (pyroscope_frame_name(f), otel_frame_type(f).to_owned()))
+        .collect();
+    let kinds: BTreeSet<&str> = want.iter().map(|(_, kind)| kind.as_str()).collect();
+    assert_eq!(kinds, BTreeSet::from(["jvm", "kernel", "native"]));
+    let got: BTreeSet<(String, String)> = dictionary
+        .location_table
+        .iter()
+        .filter(|location| !location.lines.is_empty())
+        .map(|location| {
+            let function = &dictionary.function_table[location.lines[0].function_index as usize];
+            (
+                dictionary.string_table[function.name_strindex as usize].clone(),
+                string_attribute(
+                    dictionary,
+                    &location.attribute_indices,
+                    "profile.frame.type",
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+
+    let samples: Vec<_> = request
+        .resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles)
+        .flat_map(|p| &p.samples)
+        .collect();
+    let threads: BTreeSet<String> = samples
+        .iter()
+        .map(|s| string_attribute(dictionary, &s.attribute_indices, "thread_name"))
+        .collect();
+    let want_threads: BTreeSet<String> = recording.threads.iter().map(|t| t.name.clone()).collect();
+    assert_eq!(threads, want_threads);
 }

@@ -495,7 +495,9 @@ pub struct JfrEvent {
     pub has_stack: bool,
     /// Whether the stack had more frames than were recorded or printed.
     pub truncated: bool,
-    /// As printed, such as `2026-11-27T21:26:44.914869427Z`.
+    /// As printed, such as `2026-11-27T21:26:44.914869427Z`; ticks, as a
+    /// number, when the recording's metadata does not say the field is a
+    /// timestamp (async-profiler's, as `jfr_writer` writes it).
     pub start_time: Option<String>,
     /// Printed as an ISO-8601 duration (`PT0.073611958S`), read back.
     pub duration_nanos: Option<i64>,
@@ -561,7 +563,7 @@ struct PrintedEvent {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PrintedValues {
-    start_time: Option<String>,
+    start_time: Option<serde_json::Value>,
     duration: Option<String>,
     event_thread: Option<PrintedThread>,
     sampled_thread: Option<PrintedThread>,
@@ -636,7 +638,10 @@ impl PrintedEvent {
             frames,
             has_stack,
             truncated,
-            start_time: values.start_time,
+            start_time: values.start_time.map(|time| match time {
+                serde_json::Value::String(text) => text,
+                other => other.to_string(),
+            }),
             duration_nanos,
             state: values.state,
             weight: values.weight,

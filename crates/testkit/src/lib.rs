@@ -22,6 +22,7 @@ mod ebpf;
 pub mod go;
 mod gperftools;
 pub mod jdk;
+pub mod jfr_writer;
 pub mod otlp_strategies;
 pub mod pprof_oracle;
 pub mod pprof_target;
