@@ -118,8 +118,14 @@ fn convert_writes_one_pprof_per_kind_with_the_jdks_totals() {
         ],
         64,
     );
+    // Events without a stack trace (a few, of threads the JVM runs itself)
+    // are skipped, as Pyroscope skips them; those with an empty one are
+    // samples without locations, which go tool pprof leaves out.
     let of_type = |name: &str| -> Vec<&profbridge_testkit::jdk::JfrEvent> {
-        events.iter().filter(|e| e.type_name == name).collect()
+        events
+            .iter()
+            .filter(|e| e.type_name == name && !e.frames.is_empty())
+            .collect()
     };
 
     let cpu = OracleProfile::read(&files["process_cpu"]);
