@@ -1,6 +1,8 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use bytes::Bytes;
+use prost::Message;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::Validated;
 
@@ -15,6 +17,9 @@ pub struct Profiles {
     /// What `validate_request` found for `request` exactly as it is, when
     /// whoever made the batch validated it; changing the request drops it.
     validation: Option<Validated>,
+    /// The protobuf `request` was decoded from, while it is unchanged:
+    /// exporters send these bytes rather than encode it again.
+    received: Option<Bytes>,
     pub received_at: SystemTime,
     /// Its protobuf size.
     pub encoded_size: usize,
@@ -32,6 +37,7 @@ impl Profiles {
         Self {
             request,
             validation: None,
+            received: None,
             received_at: SystemTime::now(),
             encoded_size,
             memory_size,
@@ -64,13 +70,43 @@ impl Profiles {
         batch
     }
 
+    /// A batch of `request` as decoded from `protobuf`, with what
+    /// `validate_request` found for it if it was validated. Exporters that
+    /// send protobuf send `protobuf` itself until the request is changed.
+    pub fn received(
+        request: ExportProfilesServiceRequest,
+        protobuf: Bytes,
+        validation: Option<Validated>,
+    ) -> Self {
+        let mut batch = Self::new(request, protobuf.len());
+        batch.memory_size = batch.memory_size.saturating_add(protobuf.len());
+        batch.validation = validation;
+        batch.received = Some(protobuf);
+        batch
+    }
+
+    /// The protobuf the request arrived as, while it is unchanged.
+    pub fn received_protobuf(&self) -> Option<&Bytes> {
+        self.received.as_ref()
+    }
+
+    /// The request as protobuf: the bytes it arrived as when it is
+    /// unchanged, else encoded now.
+    pub fn protobuf(&self) -> Bytes {
+        self.received
+            .clone()
+            .unwrap_or_else(|| Bytes::from(self.request.encode_to_vec()))
+    }
+
     pub fn request(&self) -> &ExportProfilesServiceRequest {
         &self.request
     }
 
-    /// The request, to change: the batch no longer counts as validated.
+    /// The request, to change: the batch no longer counts as validated,
+    /// nor as the bytes it arrived as.
     pub fn request_mut(&mut self) -> &mut ExportProfilesServiceRequest {
         self.validation = None;
+        self.received = None;
         &mut self.request
     }
 
@@ -136,5 +172,21 @@ mod tests {
         assert!(Profiles::new(batch.into_request(), 100)
             .validation()
             .is_none());
+    }
+
+    #[test]
+    fn a_received_batch_sends_its_bytes_until_its_request_is_changed() {
+        let request = profbridge_testkit::ebpf_like_request(10, 1);
+        // Bytes our encoder would not write: a field it does not know.
+        let mut arrived = request.encode_to_vec();
+        arrived.extend_from_slice(&[0xf8, 0x3f, 0x01]);
+        let arrived = Bytes::from(arrived);
+        let mut batch = Profiles::received(request.clone(), arrived.clone(), None);
+        assert_eq!(batch.encoded_size, arrived.len());
+        assert_eq!(batch.protobuf(), arrived);
+        assert_eq!(batch.clone().received_protobuf(), Some(&arrived));
+        batch.request_mut();
+        assert!(batch.received_protobuf().is_none());
+        assert_eq!(batch.protobuf(), Bytes::from(request.encode_to_vec()));
     }
 }

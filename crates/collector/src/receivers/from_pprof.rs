@@ -132,7 +132,7 @@ pub(crate) fn hand_over(
     admission: Admission,
 ) -> Decision {
     let encoded_size = request.encoded_len();
-    intake(request, encoded_size, pipelines, metrics, admission)
+    intake(request, encoded_size, None, pipelines, metrics, admission)
 }
 
 /// Nanoseconds since the Unix epoch, for profiles that carry no time.

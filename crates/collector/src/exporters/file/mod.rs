@@ -39,7 +39,6 @@ use std::sync::{Mutex, PoisonError};
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::KeyValue;
 use profbridge_translate::{OtlpToPprof, UnassembledPprof};
-use prost::Message;
 
 pub use crate::shared::timestamp::utc_timestamp;
 use config::{FileExporterConfig, FileFormat};
@@ -225,7 +224,7 @@ impl FileExporter {
             return Ok(ExportReport::default());
         };
         self.writer
-            .write_atomically(&path, &batch.request().encode_to_vec())
+            .write_atomically(&path, &batch.protobuf())
             .map_err(|error| io_error("writing", &path, error))?;
         Ok(ExportReport {
             files: vec![path],

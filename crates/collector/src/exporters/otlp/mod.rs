@@ -12,7 +12,6 @@ pub use factory::OtlpExporterFactory;
 use std::time::Duration;
 
 use bytes::Bytes;
-use prost::Message;
 use tokio::sync::OnceCell;
 use tonic::client::Grpc;
 use tonic::codec::CompressionEncoding;
@@ -94,7 +93,7 @@ impl OtlpGrpcExporter {
     /// rejects some profiles is a success (they would be rejected again)
     /// and is logged.
     pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
-        let body = Bytes::from(batch.request().encode_to_vec());
+        let body = batch.protobuf();
         match tokio::time::timeout(self.timeout, self.send(body)).await {
             Ok(result) => result,
             Err(_) => Err(ExportError::retryable(ExportCause::NoReply {

@@ -1,13 +1,14 @@
-//! Request bodies: the batch encoded as protobuf or OTLP/JSON, compressed.
+//! Request bodies: the batch as protobuf (the bytes it arrived as, while
+//! unchanged) or OTLP/JSON, compressed.
 
 use std::io::Write;
 
-use prost::Message;
+use bytes::Bytes;
 
 use profbridge_translate::json::request_to_json_string;
-use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 use super::config::Encoding;
+use crate::pipeline::Profiles;
 use crate::settings::client::Compression;
 
 /// zstd's default level.
@@ -29,13 +30,13 @@ pub(super) struct CompressError {
 }
 
 pub(super) fn encode(
-    request: &ExportProfilesServiceRequest,
+    batch: &Profiles,
     encoding: Encoding,
     compression: Compression,
-) -> Result<Vec<u8>, CompressError> {
+) -> Result<Bytes, CompressError> {
     let raw = match encoding {
-        Encoding::Proto => request.encode_to_vec(),
-        Encoding::Json => request_to_json_string(request).into_bytes(),
+        Encoding::Proto => batch.protobuf(),
+        Encoding::Json => Bytes::from(request_to_json_string(batch.request())),
     };
     compress(raw, compression).map_err(|error| CompressError {
         compression: compression.name(),
@@ -43,7 +44,7 @@ pub(super) fn encode(
     })
 }
 
-fn compress(raw: Vec<u8>, compression: Compression) -> std::io::Result<Vec<u8>> {
+fn compress(raw: Bytes, compression: Compression) -> std::io::Result<Bytes> {
     match compression {
         Compression::None => Ok(raw),
         Compression::Gzip => {
@@ -52,8 +53,8 @@ fn compress(raw: Vec<u8>, compression: Compression) -> std::io::Result<Vec<u8>> 
                 flate2::Compression::fast(),
             );
             encoder.write_all(&raw)?;
-            encoder.finish()
+            encoder.finish().map(Bytes::from)
         }
-        Compression::Zstd => zstd::bulk::compress(&raw, ZSTD_LEVEL),
+        Compression::Zstd => zstd::bulk::compress(&raw, ZSTD_LEVEL).map(Bytes::from),
     }
 }

@@ -87,7 +87,7 @@ impl OtlpHttpExporter {
     /// rejects some profiles is a success (they would be rejected again)
     /// and is logged.
     pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
-        let body = body::encode(batch.request(), self.encoding, self.compression)
+        let body = body::encode(batch, self.encoding, self.compression)
             .map_err(|error| ExportError::Permanent(ExportCause::Encode(Box::new(error))))?;
         let mut headers = self.headers.clone();
         if let Some((name, value)) = self.auth.as_ref().and_then(BearerAuth::credentials) {

@@ -58,7 +58,7 @@ impl Shared {
         let read = tokio::task::spawn_blocking(move || {
             reading
                 .read(at)
-                .and_then(|payload| record::decode(&payload))
+                .and_then(record::decode)
         })
         .await
         .map_err(std::io::Error::other)

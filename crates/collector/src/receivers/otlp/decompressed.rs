@@ -23,6 +23,17 @@ pub enum Decompressed {
     Buffer(Vec<u8>),
 }
 
+impl Decompressed {
+    /// The bytes, kept with the request they decode to: a buffer is not
+    /// given back then.
+    pub fn into_bytes(self) -> Bytes {
+        match self {
+            Self::Body(body) => body,
+            Self::Buffer(buffer) => Bytes::from(buffer),
+        }
+    }
+}
+
 impl Deref for Decompressed {
     type Target = [u8];
 

@@ -200,12 +200,17 @@ impl ExportServer {
         }
         let decoded = decode_request_reusing(&raw, pooled_request(&self.pipelines, raw.len()));
         let size = raw.len();
-        self.buffers.give_back(raw);
-        let request = decoded
-            .map_err(|e| self.undecodable(Status::invalid_argument(format!("protobuf: {e}"))))?;
+        let request = match decoded {
+            Ok(request) => request,
+            Err(e) => {
+                self.buffers.give_back(raw);
+                return Err(self.undecodable(Status::invalid_argument(format!("protobuf: {e}"))));
+            }
+        };
         Ok(intake(
             request,
             size,
+            Some(raw.into_bytes()),
             &self.pipelines,
             &self.metrics,
             admission,

@@ -138,10 +138,17 @@ impl Receiver {
         }
         let decoded = decode(encoding, &raw, &self.pipelines);
         let size = raw.len();
-        self.buffers.give_back(raw);
+        let (request, protobuf) = match (decoded, encoding) {
+            (Ok(request), Encoding::Protobuf) => (request, Some(raw.into_bytes())),
+            (decoded, _) => {
+                self.buffers.give_back(raw);
+                (decoded?, None)
+            }
+        };
         Ok(intake(
-            decoded?,
+            request,
             size,
+            protobuf,
             &self.pipelines,
             &self.metrics,
             admission,

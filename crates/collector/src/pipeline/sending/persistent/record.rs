@@ -4,10 +4,14 @@
 //! record  = length (u32 LE) | crc32 (u32 LE) of length and payload | payload
 //! payload = version 1 (u8) | received_at, Unix nanoseconds (u64 LE) | OTLP protobuf request
 //! ```
+//!
+//! The protobuf is the bytes the request arrived as while it is unchanged
+//! since, so that it is forwarded as it arrived after a restart too.
 
 use std::io::{self, Read};
 use std::time::{Duration, UNIX_EPOCH};
 
+use bytes::Bytes;
 use profbridge_translate::decode_request;
 use prost::Message;
 
@@ -25,13 +29,16 @@ pub fn encode(batch: &Profiles) -> io::Result<Vec<u8>> {
         .map_or(0, |since| {
             u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
         });
-    let mut payload = Vec::with_capacity(PAYLOAD_PREFIX + batch.request().encoded_len());
+    let mut payload = Vec::with_capacity(PAYLOAD_PREFIX + batch.encoded_size);
     payload.push(PAYLOAD_VERSION);
     payload.extend_from_slice(&received_nanos.to_le_bytes());
-    batch
-        .request()
-        .encode(&mut payload)
-        .map_err(|error| io::Error::other(error.to_string()))?;
+    match batch.received_protobuf() {
+        Some(protobuf) => payload.extend_from_slice(protobuf),
+        None => batch
+            .request()
+            .encode(&mut payload)
+            .map_err(|error| io::Error::other(error.to_string()))?,
+    }
     frame(&payload)
 }
 
@@ -58,9 +65,11 @@ fn checksum(length: &[u8; 4], payload: &[u8]) -> u32 {
     hasher.finalize()
 }
 
-/// The request a payload holds.
-pub fn decode(payload: &[u8]) -> io::Result<Profiles> {
+/// The request a payload holds, with the protobuf it decodes from for
+/// exporters to send as it is.
+pub fn decode(payload: Vec<u8>) -> io::Result<Profiles> {
     let corrupt = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
+    let payload = Bytes::from(payload);
     let (prefix, protobuf) = payload
         .split_at_checked(PAYLOAD_PREFIX)
         .ok_or_else(|| corrupt("a record shorter than its header".to_owned()))?;
@@ -75,7 +84,7 @@ pub fn decode(payload: &[u8]) -> io::Result<Profiles> {
         .map_err(|_| corrupt("a record without its time".to_owned()))?;
     let request = decode_request(protobuf)
         .map_err(|error| corrupt(format!("not an OTLP request: {error}")))?;
-    let mut batch = Profiles::new(request, protobuf.len());
+    let mut batch = Profiles::received(request, payload.slice(PAYLOAD_PREFIX..), None);
     batch.received_at = UNIX_EPOCH + Duration::from_nanos(nanos);
     Ok(batch)
 }
@@ -199,9 +208,25 @@ mod tests {
         let original = Profiles::validated(request, 100, validation);
         let record = encode(&original).unwrap();
         let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
-        let back = decode(&payload).unwrap();
+        let back = decode(payload.clone()).unwrap();
         assert_eq!(back.request(), original.request());
         assert!(back.validation().is_none());
+    }
+
+    #[test]
+    fn a_received_batch_is_stored_and_comes_back_as_the_bytes_it_arrived_as() {
+        let request = profbridge_testkit::ebpf_like_request(5, 1);
+        // Bytes our encoder would not write: a field it does not know.
+        let mut arrived = request.encode_to_vec();
+        arrived.extend_from_slice(&[0xf8, 0x3f, 0x01]);
+        let arrived = Bytes::from(arrived);
+        let original = Profiles::received(request, arrived.clone(), None);
+        let record = encode(&original).unwrap();
+        let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
+        let back = decode(payload).unwrap();
+        assert_eq!(back.request(), original.request());
+        assert_eq!(back.received_protobuf(), Some(&arrived));
+        assert_eq!(back.protobuf(), arrived);
     }
 
     #[test]
@@ -209,7 +234,7 @@ mod tests {
         let original = batch();
         let record = encode(&original).unwrap();
         let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
-        let back = decode(&payload).unwrap();
+        let back = decode(payload.clone()).unwrap();
         assert_eq!(back.request(), original.request());
         assert_eq!(back.received_at, original.received_at);
         assert_eq!(back.encoded_size, original.encoded_size);
