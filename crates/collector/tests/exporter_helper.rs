@@ -805,7 +805,7 @@ async fn intake_marks_only_requests_it_queues_unchanged_as_validated() {
     for (request, rejected, validated) in [(valid, 0, true), (partly_invalid, 1, false)] {
         let size = request.encoded_len();
         let admission = admit(&pipelines, size, &metrics).unwrap();
-        let decision = intake(request, size, &pipelines, &metrics, admission);
+        let decision = intake(request, size, None, &pipelines, &metrics, admission);
         let outcome = settle(decision, &metrics).await;
         assert!(
             matches!(outcome, Outcome::Accepted { rejected: r, .. } if r == rejected),

@@ -550,7 +550,8 @@ fn a_file_storage_queue_delivers_after_sigkill_and_restart() {
 /// A forwarder whose `otlp` exporter keeps its queue in `storage`
 /// (with `extensions`, YAML for the top-level section, listed in
 /// `service.extensions`); `queue_dir` is where the queue must be, under
-/// the data folder. What A answered OK reaches B across two SIGKILLs.
+/// the data folder. What A answered OK reaches B across two SIGKILLs,
+/// as the bytes A received.
 fn persistent_queue_survives_sigkill(
     label: &str,
     storage: &str,
@@ -579,11 +580,19 @@ fn persistent_queue_survives_sigkill(
     }
     let a = Collector::start(&format!("{label}-a"), &config);
     let queue_dir = queue_dir(&a.data);
-    let requests = generated(SENT, 200);
+    let requests: Vec<_> = (200..200 + SENT)
+        .map(|seed| profbridge_testkit::ebpf_profiler_request(120, seed))
+        .collect();
     let expected = canonical(&requests);
+    // As pdata writes them, so that what B writes shows whether they were
+    // passed through.
+    let sent: Vec<Vec<u8>> = requests.iter().map(pdata_bytes).collect();
     let runtime = runtime();
     // OK means on disk (fsynced).
-    export_all_ok(&runtime, a.grpc.unwrap(), &requests);
+    for bytes in &sent {
+        let answer = grpc_export_bytes(&runtime, a.grpc.unwrap(), bytes, true);
+        assert_eq!(answer.partial_success, None);
+    }
     assert_eq!(
         exporter_metric(a.telemetry, "queue_size", "otlp"),
         SENT as f64
@@ -613,6 +622,10 @@ fn persistent_queue_survives_sigkill(
     wait_until("A's persistent queue to be empty", || {
         exporter_metric(a.telemetry, "queue_size", "otlp") == 0.0
     });
+    // Replayed after the crash, still as they arrived.
+    for file in otlp_files(&b.data) {
+        assert!(sent.contains(&file), "B wrote a request encoded again");
+    }
 
     // What was delivered is marked done on disk: a second crash and
     // restart has nothing left to send.
@@ -1039,4 +1052,329 @@ fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
     assert!(drained, "A did not export everything it accepted");
     let (drained, _) = b.stop();
     assert!(drained, "B did not export everything it accepted");
+}
+
+// ---- 8. pass-through ----
+
+/// `request` as the Collector's pdata writes it: bytes our own encoder
+/// writes differently, so that arriving unchanged at B proves they were
+/// forwarded, not encoded again.
+fn pdata_bytes(request: &ExportProfilesServiceRequest) -> Vec<u8> {
+    let bytes = profbridge_testkit::pdata_encode(request);
+    assert_ne!(
+        bytes,
+        request.encode_to_vec(),
+        "pdata and our encoder write this request differently"
+    );
+    bytes
+}
+
+/// Sends `message`, protobuf, as one gRPC `Export` to `address`, gzipped
+/// or not; returns the answer.
+fn grpc_export_bytes(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    message: &[u8],
+    gzip: bool,
+) -> ExportProfilesServiceResponse {
+    let payload = if gzip {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(message).unwrap();
+        encoder.finish().unwrap()
+    } else {
+        message.to_vec()
+    };
+    let mut body = vec![u8::from(gzip)];
+    body.extend(u32::try_from(payload.len()).unwrap().to_be_bytes());
+    body.extend(&payload);
+    runtime.block_on(async {
+        let mut request = reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .build()
+            .unwrap()
+            .post(format!(
+                "http://{address}/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+            ))
+            .header("content-type", "application/grpc")
+            .header("te", "trailers");
+        if gzip {
+            request = request.header("grpc-encoding", "gzip");
+        }
+        let response = request.body(body).send().await.unwrap();
+        let refusal = response.headers().get("grpc-message").cloned();
+        assert_eq!(
+            response.headers().get("grpc-status"),
+            None,
+            "a trailers-only answer is a refusal: {refusal:?}"
+        );
+        let answer = response.bytes().await.unwrap();
+        assert!(answer.len() >= 5, "a response message: {answer:?}");
+        ExportProfilesServiceResponse::decode(&answer[5..]).unwrap()
+    })
+}
+
+/// Sends `message`, protobuf, uncompressed, as one OTLP/HTTP request.
+fn http_export_bytes(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    message: &[u8],
+) -> ExportProfilesServiceResponse {
+    runtime.block_on(async {
+        let response = reqwest::Client::new()
+            .post(format!("http://{address}/v1development/profiles"))
+            .header("content-type", "application/x-protobuf")
+            .body(message.to_vec())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let answer = response.bytes().await.unwrap();
+        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+        ExportProfilesServiceResponse::decode(answer.as_ref()).unwrap()
+    })
+}
+
+/// The bytes of every OTLP protobuf file under `dir`.
+fn otlp_files(dir: &Path) -> Vec<Vec<u8>> {
+    files_under(dir)
+        .iter()
+        .filter(|path| path.to_string_lossy().ends_with(".otlp.pb"))
+        .map(|path| std::fs::read(path).unwrap())
+        .collect()
+}
+
+/// What our encoder writes for the request `bytes` decode to is `bytes`
+/// itself: the request was encoded again on the way.
+fn encoded_by_us(bytes: &[u8]) -> bool {
+    ExportProfilesServiceRequest::decode(bytes)
+        .unwrap()
+        .encode_to_vec()
+        == bytes
+}
+
+/// A with OTLP gRPC and HTTP receivers, `processors` (YAML under
+/// `processors:`, or empty) in its pipeline, and `exporters` (whose ids
+/// are `ids`).
+fn pass_through_forwarder(processors: &str, exporters: &str, ids: &str) -> String {
+    let mut config = forwarder_config(exporters, ids).replace(
+        "        endpoint: 127.0.0.1:0\n",
+        "        endpoint: 127.0.0.1:0\n      http:\n        endpoint: 127.0.0.1:0\n",
+    );
+    if !processors.is_empty() {
+        let listed: Vec<&str> = processors
+            .lines()
+            .filter_map(|line| line.strip_prefix("  ")?.strip_suffix(':'))
+            .filter(|id| !id.starts_with(' '))
+            .collect();
+        config = config
+            .replace(
+                "service:\n",
+                &format!("processors:\n{processors}service:\n"),
+            )
+            .replace(
+                "      receivers: [otlp]\n",
+                &format!(
+                    "      receivers: [otlp]\n      processors: [{}]\n",
+                    listed.join(", ")
+                ),
+            );
+    }
+    config
+}
+
+/// Unchanged requests reach B as the bytes A received, whichever
+/// transport brought them and whatever compression each hop uses; A
+/// counts them as sent all the same.
+#[test]
+fn unchanged_requests_are_forwarded_as_the_bytes_that_arrived() {
+    use profbridge_testkit::ebpf_profiler_request;
+
+    let b = InProcess::start("pass-through-b", &sink_config("127.0.0.1:0"));
+    let exporters = format!(
+        "  otlp/gzip:\n    endpoint: http://{grpc}\n    timeout: 30s\n\
+         \x20 otlp/plain:\n    endpoint: http://{grpc}\n    compression: none\n    timeout: 30s\n\
+         \x20 otlphttp/proto:\n    endpoint: http://{http}\n    encoding: proto\n    timeout: 30s\n",
+        grpc = b.grpc.unwrap(),
+        http = b.http.unwrap()
+    );
+    let a = InProcess::start(
+        "pass-through-a",
+        &pass_through_forwarder("", &exporters, "otlp/gzip, otlp/plain, otlphttp/proto"),
+    );
+    let requests = [
+        ebpf_profiler_request(300, 17),
+        ebpf_profiler_request(50, 18),
+    ];
+    let sent: Vec<Vec<u8>> = requests.iter().map(pdata_bytes).collect();
+    let runtime = runtime();
+    for bytes in &sent {
+        for gzip in [true, false] {
+            let answer = grpc_export_bytes(&runtime, a.grpc.unwrap(), bytes, gzip);
+            assert_eq!(answer.partial_success, None);
+        }
+        let answer = http_export_bytes(&runtime, a.http.unwrap(), bytes);
+        assert_eq!(answer.partial_success, None);
+    }
+
+    // Each request, three times in, leaves by three exporters.
+    let expected = sent.len() * 3 * 3;
+    wait_until("B to write every request A forwarded", || {
+        otlp_file_count(&b.data) >= expected
+    });
+    let written = otlp_files(&b.data);
+    assert_eq!(written.len(), expected);
+    for bytes in &sent {
+        let copies = written.iter().filter(|file| *file == bytes).count();
+        assert_eq!(copies, 9, "B wrote the bytes sent to A, unchanged");
+    }
+    let profiles = 9.0 * profile_count(&requests);
+    for id in ["otlp/gzip", "otlp/plain", "otlphttp/proto"] {
+        wait_until("A to count every profile sent", || {
+            exporter_metric(a.telemetry, "sent_profiles_total", id) * 3.0 == profiles
+        });
+    }
+    let (drained, _) = a.stop();
+    assert!(drained, "A did not export everything it accepted");
+    let (drained, _) = b.stop();
+    assert!(drained, "B did not export everything it accepted");
+}
+
+/// Starts B and A (`processors`, one exporter `exporter(&b)` named `id`),
+/// sends each of `sent` to A by gRPC and returns what B wrote once it
+/// wrote `files` files, with A's answers.
+fn forward_through(
+    label: &str,
+    processors: &str,
+    id: &str,
+    exporter: impl Fn(&InProcess) -> String,
+    sent: &[Vec<u8>],
+    files: usize,
+) -> (Vec<Vec<u8>>, Vec<ExportProfilesServiceResponse>) {
+    let b = InProcess::start(&format!("{label}-b"), &sink_config("127.0.0.1:0"));
+    let a = InProcess::start(
+        &format!("{label}-a"),
+        &pass_through_forwarder(processors, &exporter(&b), id),
+    );
+    let runtime = runtime();
+    let answers = sent
+        .iter()
+        .map(|bytes| grpc_export_bytes(&runtime, a.grpc.unwrap(), bytes, true))
+        .collect();
+    wait_until("B to write what A forwarded", || {
+        otlp_file_count(&b.data) >= files
+    });
+    let written = otlp_files(&b.data);
+    let (drained, _) = a.stop();
+    assert!(drained, "A did not export everything it accepted");
+    let (drained, _) = b.stop();
+    assert!(drained, "B did not export everything it accepted");
+    (written, answers)
+}
+
+fn grpc_exporter(b: &InProcess) -> String {
+    format!(
+        "  otlp/forward:\n    endpoint: http://{}\n    timeout: 30s\n",
+        b.grpc.unwrap()
+    )
+}
+
+/// A request a processor changed, merged with another, rid of an invalid
+/// profile or sent as JSON reaches B encoded again, its content intact.
+#[test]
+fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
+    use profbridge_testkit::ebpf_profiler_request;
+
+    let request = ebpf_profiler_request(300, 17);
+    let sent = [pdata_bytes(&request)];
+    let re_encoded = |what: &str, written: &[Vec<u8>]| {
+        assert!(!written.is_empty(), "{what}: nothing written");
+        for file in written {
+            assert!(!sent.contains(file), "{what}: forwarded as it arrived");
+            assert!(encoded_by_us(file), "{what}: encoded again");
+        }
+    };
+
+    let (written, _) = forward_through(
+        "pass-through-resource",
+        "  resource:\n    attributes:\n      - key: hop\n        value: a\n        action: upsert\n",
+        "otlp/forward",
+        grpc_exporter,
+        &sent,
+        1,
+    );
+    re_encoded("resource", &written);
+    let arrived = ExportProfilesServiceRequest::decode(written[0].as_slice()).unwrap();
+    let attributes = &arrived.resource_profiles[0]
+        .resource
+        .as_ref()
+        .unwrap()
+        .attributes;
+    assert!(
+        attributes.iter().any(|kv| kv.key == "hop"),
+        "{attributes:?}"
+    );
+
+    // Two requests, one batch as soon as the second arrives.
+    let second = ebpf_profiler_request(50, 18);
+    let samples: usize = [&request, &second]
+        .iter()
+        .flat_map(|r| &r.resource_profiles)
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles)
+        .map(|p| p.samples.len())
+        .sum();
+    let (written, _) = forward_through(
+        "pass-through-batch",
+        &format!("  batch:\n    send_batch_size: {samples}\n    timeout: 10m\n"),
+        "otlp/forward",
+        grpc_exporter,
+        &[sent[0].clone(), pdata_bytes(&second)],
+        1,
+    );
+    re_encoded("batch", &written);
+    assert_eq!(written.len(), 1, "the two requests were merged");
+
+    let mut broken = request.clone();
+    broken.resource_profiles[0].scope_profiles[0].profiles[1].samples[0].stack_index = 1_000_000;
+    let (written, answers) = forward_through(
+        "pass-through-rejected",
+        "",
+        "otlp/forward",
+        grpc_exporter,
+        &[pdata_bytes(&broken)],
+        1,
+    );
+    let rejected = answers[0]
+        .partial_success
+        .as_ref()
+        .map(|p| p.rejected_profiles);
+    assert_eq!(rejected, Some(1));
+    re_encoded("partly rejected", &written);
+    let arrived = ExportProfilesServiceRequest::decode(written[0].as_slice()).unwrap();
+    assert_eq!(
+        arrived.resource_profiles[0].scope_profiles[0]
+            .profiles
+            .len(),
+        1
+    );
+
+    let (written, _) = forward_through(
+        "pass-through-json",
+        "",
+        "otlphttp/json",
+        |b| {
+            format!(
+                "  otlphttp/json:\n    endpoint: http://{}\n    encoding: json\n    timeout: 30s\n",
+                b.http.unwrap()
+            )
+        },
+        &sent,
+        1,
+    );
+    re_encoded("json", &written);
+    assert_same_requests(
+        "json",
+        std::slice::from_ref(&request),
+        &[ExportProfilesServiceRequest::decode(written[0].as_slice()).unwrap()],
+    );
 }

@@ -2,9 +2,9 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use bytes::Bytes;
-use prost::Message;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::Validated;
+use prost::Message;
 
 use super::RequestPool;
 

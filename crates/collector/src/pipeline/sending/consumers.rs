@@ -55,14 +55,10 @@ impl Shared {
         stop: &mut watch::Receiver<bool>,
     ) -> bool {
         let reading = Arc::clone(log);
-        let read = tokio::task::spawn_blocking(move || {
-            reading
-                .read(at)
-                .and_then(record::decode)
-        })
-        .await
-        .map_err(std::io::Error::other)
-        .and_then(|read| read);
+        let read = tokio::task::spawn_blocking(move || reading.read(at).and_then(record::decode))
+            .await
+            .map_err(std::io::Error::other)
+            .and_then(|read| read);
         let batch = match read {
             Ok(batch) => Arc::new(batch),
             Err(error) => {
