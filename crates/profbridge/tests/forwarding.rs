@@ -932,7 +932,6 @@ fn wait_for_totals(what: &str, dir: &Path, expected: &std::collections::BTreeMap
 #[test]
 fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
     use profbridge_testkit::{ebpf_profiler_request, pdata_encode};
-    use profbridge_translate::otlp::ExportProfilesServiceResponse;
 
     let pprof_sink = |receivers: &str| {
         format!(
@@ -995,50 +994,11 @@ fn a_pdata_encoded_ebpf_profiler_request_is_accepted_written_and_forwarded() {
     .collect();
 
     let runtime = runtime();
-    runtime.block_on(async {
-        // gRPC, uncompressed, the message as pdata wrote it.
-        let mut body = vec![0];
-        body.extend(u32::try_from(bytes.len()).unwrap().to_be_bytes());
-        body.extend(&bytes);
-        let response = reqwest::Client::builder()
-            .http2_prior_knowledge()
-            .build()
-            .unwrap()
-            .post(format!(
-                "http://{}/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
-                a.grpc.unwrap()
-            ))
-            .header("content-type", "application/grpc")
-            .header("te", "trailers")
-            .body(body)
-            .send()
-            .await
-            .unwrap();
-        let refusal = response.headers().get("grpc-message").cloned();
-        assert_eq!(
-            response.headers().get("grpc-status"),
-            None,
-            "a trailers-only answer is a refusal: {refusal:?}"
-        );
-        let answer = response.bytes().await.unwrap();
-        assert!(answer.len() >= 5, "a response message: {answer:?}");
-        let answer = ExportProfilesServiceResponse::decode(&answer[5..]).unwrap();
-        assert_eq!(answer.partial_success, None, "gRPC: nothing was rejected");
-
-        // HTTP, protobuf.
-        let response = reqwest::Client::new()
-            .post(format!("http://{}/v1development/profiles", a.http.unwrap()))
-            .header("content-type", "application/x-protobuf")
-            .body(bytes.clone())
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let answer = response.bytes().await.unwrap();
-        assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
-        let answer = ExportProfilesServiceResponse::decode(answer.as_ref()).unwrap();
-        assert_eq!(answer.partial_success, None, "HTTP: nothing was rejected");
-    });
+    // gRPC, uncompressed, the message as pdata wrote it.
+    let answer = grpc_export_bytes(&runtime, a.grpc.unwrap(), &bytes, false);
+    assert_eq!(answer.partial_success, None, "gRPC: nothing was rejected");
+    let answer = http_export_bytes(&runtime, a.http.unwrap(), &bytes);
+    assert_eq!(answer.partial_success, None, "HTTP: nothing was rejected");
 
     wait_for_totals("A's pprof files", &a.data, &expected);
     wait_for_totals("B's pprof files", &b.data, &expected);
