@@ -54,8 +54,13 @@ impl Input {
         let result = if stdin {
             std::io::stdin().take(read_limit).read_to_end(&mut bytes)
         } else {
-            std::fs::File::open(path.as_deref().unwrap_or(Path::new("-")))
-                .and_then(|file| file.take(read_limit).read_to_end(&mut bytes))
+            std::fs::File::open(path.as_deref().unwrap_or(Path::new("-"))).and_then(|file| {
+                // `take` hides the file's size from read_to_end, which would
+                // then grow the buffer by doubling, copying the input each time.
+                let size = file.metadata().map_or(0, |m| m.len()).min(read_limit);
+                bytes.reserve_exact(usize::try_from(size).unwrap_or(0));
+                file.take(read_limit).read_to_end(&mut bytes)
+            })
         };
         result.with_context(|| format!("{name}: cannot read"))?;
         if bytes.len() > limit {

@@ -158,6 +158,25 @@ fn intern<T: Message + Default>(
     i
 }
 
+/// How many entries [`DictionaryBuilder::reserve`] makes room for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Room {
+    pub strings: usize,
+    pub mappings: usize,
+    pub functions: usize,
+    pub locations: usize,
+    pub stacks: usize,
+}
+
+fn reserve_table<T: ContentHash>(
+    table: &mut Vec<T>,
+    index: &mut HashTable<i32>,
+    additional: usize,
+) {
+    table.reserve(additional);
+    index.reserve(additional, |&i| entry_at(table, i).map_or(0, hash_of));
+}
+
 /// Table positions are i32 in OTLP; a request large enough to overflow
 /// that is rejected by size limits long before.
 fn position(len: usize) -> i32 {
@@ -170,6 +189,29 @@ impl DictionaryBuilder {
         builder.string("");
         builder.stack(&[]);
         builder
+    }
+
+    /// Room for `additional` more entries of each table, so that a large
+    /// profile's are not copied at every doubling.
+    pub fn reserve(&mut self, additional: &Room) {
+        let d = &mut self.dictionary;
+        reserve_table(&mut d.string_table, &mut self.strings, additional.strings);
+        reserve_table(
+            &mut d.mapping_table,
+            &mut self.mappings,
+            additional.mappings,
+        );
+        reserve_table(
+            &mut d.function_table,
+            &mut self.functions,
+            additional.functions,
+        );
+        reserve_table(
+            &mut d.location_table,
+            &mut self.locations,
+            additional.locations,
+        );
+        reserve_table(&mut d.stack_table, &mut self.stacks, additional.stacks);
     }
 
     pub fn string(&mut self, s: &str) -> i32 {

@@ -1,6 +1,7 @@
 //! Bytes ⇄ [`Profile`]: gzip detection, size limits, protobuf, validation.
 
 mod gzip;
+mod presized;
 mod raw_strings;
 pub mod wire;
 
@@ -155,7 +156,8 @@ pub fn decode_unvalidated_keeping_raw(
 /// strings that are not UTF-8, which returns `None` (and so prost's error)
 /// for any other fault.
 fn decode_protobuf(bytes: &[u8]) -> Result<(Profile, RawStrings), DecodeError> {
-    match Profile::decode(bytes) {
+    let mut profile = presized::profile_for(bytes);
+    match profile.merge(bytes).map(|()| profile) {
         Ok(profile) => Ok((profile, RawStrings::default())),
         Err(error) => decode_refused(bytes, error),
     }
@@ -194,7 +196,7 @@ pub fn gunzip(input: &[u8], options: &DecodeOptions) -> Result<Vec<u8>, DecodeEr
 
 /// Encodes a profile as protobuf, gzipped unless `Compression::None`.
 pub fn encode(profile: &Profile, options: &EncodeOptions) -> Vec<u8> {
-    let mut raw = Vec::new();
+    let mut raw = encode_buffer(profile);
     wire::write_profile(profile, &mut raw);
     compress(raw, options)
 }
@@ -203,9 +205,17 @@ pub fn encode(profile: &Profile, options: &EncodeOptions) -> Vec<u8> {
 /// the profile still holds in their U+FFFD form), so that pprof → pprof
 /// keeps strings that are not UTF-8.
 pub fn encode_keeping_raw(profile: &Profile, raw: &RawStrings, options: &EncodeOptions) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = encode_buffer(profile);
     wire::write_profile_keeping_raw(profile, raw, &mut out);
     compress(out, options)
+}
+
+/// Room for `profile`'s encoding, so that it is written once rather than
+/// copied at every doubling (docs/benchmarks.md, "Where convert's memory
+/// goes"): prost's length of the same fields; raw strings longer than
+/// their U+FFFD forms grow it once.
+fn encode_buffer(profile: &Profile) -> Vec<u8> {
+    Vec::with_capacity(profile.encoded_len())
 }
 
 /// Protobuf bytes as `options` want them written.

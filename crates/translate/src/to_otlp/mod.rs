@@ -8,7 +8,7 @@ use thiserror::Error;
 
 use profbridge_pprof::{validate, Profile as Pprof, ValidationError};
 
-use crate::dictionary::DictionaryBuilder;
+use crate::dictionary::{DictionaryBuilder, Room};
 use crate::keys::{
     COMMENT, DEFAULT_SAMPLE_TYPE, DOC_URL, DROP_FRAMES, KEEP_FRAMES, SAMPLE_TYPE_ORDER,
 };
@@ -152,6 +152,13 @@ fn convert(
     let data = OtlpData::of_pprof(p)
         .and_then(Result::ok)
         .unwrap_or_default();
+    dictionary.reserve(&Room {
+        strings: p.string_table.len(),
+        mappings: p.mapping.len(),
+        functions: p.function.len(),
+        locations: p.location.len(),
+        stacks: p.sample.len(),
+    });
     let mut tables = Tables::new(p, &text, dictionary, &data);
     let mut converted = Vec::with_capacity(p.sample.len());
     let mut cache = labels::LabelCache::default();
@@ -176,7 +183,8 @@ fn convert(
     tables.intern_in_table_order(&cache.frame_type_names);
 
     let types = p.sample_type.len();
-    let mut rows: Vec<Row> = Vec::new();
+    // At most a row a sample; the room not used is never touched.
+    let mut rows: Vec<Row> = Vec::with_capacity(p.sample.len());
     let mut plain_rows: FxHashMap<Identity, usize> = FxHashMap::default();
     let mut last_row: Option<usize> = None;
     let mut scratch = Vec::new();

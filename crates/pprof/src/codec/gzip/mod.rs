@@ -121,7 +121,9 @@ fn write_stored_blocks(raw: &[u8], out: &mut Vec<u8>) {
 
 fn zlib_compress_into(state: &mut Compress, raw: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
     state.reset();
-    out.reserve(raw.len() / 2 + GZIP_OVERHEAD);
+    // The stored form's size bounds what is kept; pages reserved and not
+    // written are never touched, and growing by doubling copied the output.
+    out.reserve(stored_member_len(raw.len()) + GZIP_OVERHEAD);
     loop {
         let progress = (state.total_in(), state.total_out());
         let consumed = usize::try_from(state.total_in()).unwrap_or(usize::MAX);
