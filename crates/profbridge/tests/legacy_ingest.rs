@@ -27,7 +27,9 @@ use profbridge_collector::protocol::push_v1::{
 use profbridge_pprof::{
     default_sample_type_index, parse_any, write_folded, DecodeOptions, Profile,
 };
-use profbridge_testkit::{corpus_file, corpus_files, missing_prerequisite, require_tool, TempDir};
+use profbridge_testkit::{
+    corpus_file, corpus_files, missing_prerequisite, require_tool, venv_python, TempDir,
+};
 use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
@@ -1184,31 +1186,6 @@ while time.monotonic() < deadline:
 pyroscope.shutdown()
 "#;
 
-/// The venv's python with pyroscope-io importable: PROFBRIDGE_PYTHON, or
-/// the one `.ci/run` makes under `$HOME/.cache/profbridge/venv`.
-fn pyroscope_python() -> Option<PathBuf> {
-    let python = std::env::var_os("PROFBRIDGE_PYTHON")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(".cache/profbridge/venv/bin/python"))
-        });
-    let works = python.as_ref().is_some_and(|python| {
-        Command::new(python)
-            .args(["-c", "import pyroscope"])
-            .output()
-            .is_ok_and(|out| out.status.success())
-    });
-    if works {
-        return python;
-    }
-    missing_prerequisite(
-        "a Python with pyroscope-io (PROFBRIDGE_PYTHON, or $HOME/.cache/profbridge/venv, which .ci/run creates)",
-        PYTHON_PURPOSE,
-    );
-    None
-}
-
 /// Runs `command` to its end, killing it after `limit`.
 fn run_bounded(mut command: Command, limit: Duration) -> std::process::Output {
     let mut child = command
@@ -1238,7 +1215,7 @@ fn run_bounded(mut command: Command, limit: Duration) -> std::process::Output {
 /// file names say so).
 #[test]
 fn the_pyroscope_python_sdk_pushes_through_to_pprof_files() {
-    let Some(python) = pyroscope_python() else {
+    let Some(python) = venv_python("pyroscope", "pyroscope-io", PYTHON_PURPOSE) else {
         return;
     };
     if require_tool("go", &["version"], PYTHON_PURPOSE).is_none() {

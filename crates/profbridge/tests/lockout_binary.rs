@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use profbridge_testkit::{ebpf_like_request, missing_prerequisite, require_tool, TempDir};
+use profbridge_testkit::{ebpf_like_request, require_tool, venv_python, TempDir};
 use profbridge_translate::otlp::{
     any_value, ExportProfilesServiceRequest, ExportProfilesServiceResponse,
 };
@@ -83,33 +83,8 @@ struct Clients {
 
 fn clients() -> Option<Clients> {
     let curl = require_tool("curl", &["--version"], PURPOSE)?;
-    let python = grpcio_python()?;
+    let python = venv_python("grpc", "grpcio", PURPOSE)?;
     Some(Clients { curl, python })
-}
-
-/// The venv's Python with grpcio: PROFBRIDGE_PYTHON, or the one `.ci/run`
-/// makes under `$HOME/.cache/profbridge/venv`.
-fn grpcio_python() -> Option<PathBuf> {
-    let python = std::env::var_os("PROFBRIDGE_PYTHON")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(".cache/profbridge/venv/bin/python"))
-        });
-    let works = python.as_ref().is_some_and(|python| {
-        Command::new(python)
-            .args(["-c", "import grpc"])
-            .output()
-            .is_ok_and(|out| out.status.success())
-    });
-    if works {
-        return python;
-    }
-    missing_prerequisite(
-        "a Python with grpcio (PROFBRIDGE_PYTHON, or $HOME/.cache/profbridge/venv, which .ci/run creates)",
-        PURPOSE,
-    );
-    None
 }
 
 /// Raises this process's soft limit on open files to its hard limit, which

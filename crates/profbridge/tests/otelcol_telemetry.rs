@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use profbridge_testkit::{ebpf_like_request, missing_prerequisite};
+use profbridge_testkit::{ebpf_like_request, venv_python};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use prost::Message;
 
@@ -48,31 +48,6 @@ fn profiles_and_samples(request: &ExportProfilesServiceRequest) -> (f64, f64) {
     let count = profiles.clone().count();
     let samples: usize = profiles.map(|p| p.samples.len()).sum();
     (count as f64, samples as f64)
-}
-
-/// The venv's Python with prometheus-client: PROFBRIDGE_PYTHON, or the one
-/// `.ci/run` makes under `$HOME/.cache/profbridge/venv`.
-fn prometheus_python() -> Option<PathBuf> {
-    let python = std::env::var_os("PROFBRIDGE_PYTHON")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(".cache/profbridge/venv/bin/python"))
-        });
-    let works = python.as_ref().is_some_and(|python| {
-        Command::new(python)
-            .args(["-c", "import prometheus_client.parser"])
-            .output()
-            .is_ok_and(|out| out.status.success())
-    });
-    if works {
-        return python;
-    }
-    missing_prerequisite(
-        "a Python with prometheus-client (PROFBRIDGE_PYTHON, or $HOME/.cache/profbridge/venv, which .ci/run creates)",
-        "reading /metrics with an independent Prometheus parser",
-    );
-    None
 }
 
 /// Family name → (type, [(labels, value)]), as prometheus-client parses it.
@@ -200,7 +175,11 @@ service:
 
 #[test]
 fn collector_names_agree_with_profbridge_names_and_with_what_was_sent() {
-    let Some(python) = prometheus_python() else {
+    let Some(python) = venv_python(
+        "prometheus_client.parser",
+        "prometheus-client",
+        "reading /metrics with an independent Prometheus parser",
+    ) else {
         return;
     };
     let collector = InProcess::start("otelcol-names", CONFIG);

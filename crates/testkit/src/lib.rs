@@ -147,6 +147,34 @@ pub fn require_tool(program: &str, probe_args: &[&str], purpose: &str) -> Option
     None
 }
 
+/// Names the venv's Python.
+pub const PYTHON_VAR: &str = "PROFBRIDGE_PYTHON";
+
+/// The Python of the interop tests' virtual environment that can import
+/// `module` (from the PyPI package `package`): `PROFBRIDGE_PYTHON`, or
+/// `venv/bin/python` in the cache folder, where `.ci/run` makes it. When
+/// there is none, skips loudly, or panics when interop is required.
+pub fn venv_python(module: &str, package: &str, purpose: &str) -> Option<PathBuf> {
+    let python = std::env::var_os(PYTHON_VAR)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| programs::cache_dir().join("venv/bin/python"));
+    let works = Command::new(&python)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if works {
+        return Some(python);
+    }
+    missing_prerequisite(
+        &format!(
+            "a Python with {package} ({PYTHON_VAR}, or the venv under the cache folder, \
+             which .ci/run creates)"
+        ),
+        purpose,
+    );
+    None
+}
+
 /// Reports a missing prerequisite that [`require_tool`] cannot probe by
 /// running it, such as a library (`what` names it and the package that
 /// provides it): skips loudly, or panics when interop is required.
