@@ -21,7 +21,7 @@ use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::service::{self, Running};
 use profbridge_collector::settings::client::ClientSettings;
-use profbridge_testkit::{ebpf_like_request, TempDir};
+use profbridge_testkit::{ebpf_like_request, files_under, TempDir};
 use profbridge_translate::otlp::{any_value, ExportProfilesServiceRequest};
 
 const REQUESTS: u64 = 5;
@@ -38,19 +38,7 @@ fn sample_count(request: &ExportProfilesServiceRequest) -> usize {
 }
 
 fn written(dir: &Path) -> Vec<ExportProfilesServiceRequest> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "pb") {
-                files.push(path);
-            }
-        }
-    }
-    files
+    files_under(dir, ".pb")
         .iter()
         .map(|path| ExportProfilesServiceRequest::decode(&*std::fs::read(path).unwrap()).unwrap())
         .collect()

@@ -31,24 +31,14 @@ use profbridge_collector::telemetry::Registry;
 use profbridge_pprof::{decode, DecodeOptions, Profile};
 use profbridge_testkit::pprof_oracle::OracleProfile;
 use profbridge_testkit::pprof_target::{PprofTarget, ALLOCATE, BLOCK, BURN, CONTEND, LOCK_WAITER};
-use profbridge_testkit::TempDir;
+use profbridge_testkit::{files_under, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 fn written(dir: &Path) -> Vec<ExportProfilesServiceRequest> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "pb") {
-                let bytes = std::fs::read(&path).unwrap();
-                found.push(ExportProfilesServiceRequest::decode(&*bytes).unwrap());
-            }
-        }
-    }
-    found
+    files_under(dir, ".pb")
+        .iter()
+        .map(|path| ExportProfilesServiceRequest::decode(&*std::fs::read(path).unwrap()).unwrap())
+        .collect()
 }
 
 fn holds_string(request: &ExportProfilesServiceRequest, text: &str) -> bool {
@@ -199,19 +189,7 @@ fn written_by_go_tool(dir: &Path, sample_types: &[&str], function: &str) -> (Vec
 }
 
 fn pprof_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.to_string_lossy().ends_with(".pb.gz") {
-                found.push(path);
-            }
-        }
-    }
-    found
+    files_under(dir, ".pb.gz")
 }
 
 /// The test's own scrape of `path`, kept in `dir` as `name`: what the

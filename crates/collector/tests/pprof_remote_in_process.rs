@@ -34,7 +34,7 @@ use prost::Message;
 use profbridge_collector::config::parse_yaml;
 use profbridge_collector::service::{self, Running};
 use profbridge_collector::telemetry::Registry;
-use profbridge_testkit::{corpus_file, TempDir};
+use profbridge_testkit::{corpus_file, files_under, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 
 const MAX_PROFILE: usize = 1 << 20;
@@ -215,20 +215,10 @@ async fn until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 fn written(dir: &Path) -> Vec<ExportProfilesServiceRequest> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "pb") {
-                let bytes = std::fs::read(&path).unwrap();
-                found.push(ExportProfilesServiceRequest::decode(&*bytes).unwrap());
-            }
-        }
-    }
-    found
+    files_under(dir, ".pb")
+        .iter()
+        .map(|path| ExportProfilesServiceRequest::decode(&*std::fs::read(path).unwrap()).unwrap())
+        .collect()
 }
 
 fn attribute(request: &ExportProfilesServiceRequest, key: &str) -> Option<String> {

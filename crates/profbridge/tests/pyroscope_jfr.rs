@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use profbridge_pprof::{parse_any, DecodeOptions, Profile};
 use profbridge_testkit::jdk::{self, RecordSpec};
 use profbridge_testkit::jfr_writer::async_profiler::{AsyncProfilerRecording, Frame, FrameType};
-use profbridge_testkit::TempDir;
+use profbridge_testkit::{files_under, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::validate_request;
 use prost::Message;
@@ -257,26 +257,6 @@ fn post(address: SocketAddr, target: &str, content_type: &str, body: &[u8]) -> (
 /// pprof files under `{service.name}/{env}/{pyroscope.profile_name}/…`.
 const PPROF_SINK: &str = "    format: pprof\n    path_template: \"{service.name}/{env}/{pyroscope.profile_name}/{profile_type}/{time}-{seq}.pb.gz\"\n";
 
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.to_string_lossy().ends_with(".pb.gz") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 /// The profiles written under `data/shop/staging/`, by metric name, once
 /// there are `files` of them.
 fn written(data: &Path, files: usize) -> BTreeMap<String, Vec<Profile>> {
@@ -285,7 +265,7 @@ fn written(data: &Path, files: usize) -> BTreeMap<String, Vec<Profile>> {
     loop {
         let mut by_metric: BTreeMap<String, Vec<Profile>> = BTreeMap::new();
         let mut read = 0;
-        for file in files_under(&root) {
+        for file in files_under(&root, ".pb.gz") {
             let metric = file.strip_prefix(&root).unwrap().iter().next().unwrap();
             let bytes = std::fs::read(&file).unwrap();
             let Ok((profile, _)) = parse_any(&bytes, &DecodeOptions::default()) else {
@@ -550,7 +530,10 @@ fn bad_uploads_are_refused_and_nothing_is_written() {
     refuse(&Upload::shop(&bomb, None), 413, "max_request_body_size");
 
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(files_under(&collector.data), Vec::<PathBuf>::new());
+    assert_eq!(
+        files_under(&collector.data, ".pb.gz"),
+        Vec::<PathBuf>::new()
+    );
 }
 
 // ------------------------------- the agent's own recording: contexts, native frames

@@ -147,6 +147,25 @@ pub fn require_tool(program: &str, probe_args: &[&str], purpose: &str) -> Option
     None
 }
 
+/// The files below `dir`, in every folder, whose names end with
+/// `suffix`, sorted.
+pub fn files_under(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.to_string_lossy().ends_with(suffix) {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Names the venv's Python.
 pub const PYTHON_VAR: &str = "PROFBRIDGE_PYTHON";
 
