@@ -4,8 +4,8 @@
 //! labels snapshot (each part gzipped or not). The recording is converted
 //! whole before anything is handed on.
 //!
-//! Each profile the recording makes is one resource, attributed as
-//! Pyroscope labels the series it stores: the query's labels,
+//! The profiles the recording makes are grouped into a resource per
+//! Pyroscope metric, attributed as Pyroscope labels the series it stores: the query's labels,
 //! `service.name` and `pyroscope.spy_name`, plus `pyroscope.profile_name`
 //! (the series' `__name__`: `process_cpu`, `wall`, `memory`, `mutex`,
 //! `block`), `pyroscope.delta` `false`, and `jfr_event` (async-profiler's
@@ -15,12 +15,12 @@ use profbridge_jfr::{
     convert, parse_labels_snapshot, ConvertOptions, Converted, LabelsError, LabelsSnapshot, Limits,
 };
 use profbridge_pprof::{DecodeError, DecodeOptions};
-use profbridge_translate::otlp::{ExportProfilesServiceRequest, ResourceProfiles};
+use profbridge_translate::otlp::{ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{jfr_to_otlp, ToOtlpOptions};
 
 use super::multipart;
 use super::query::IngestQuery;
-use super::series::{DELTA_ATTRIBUTE, PROFILE_NAME_ATTRIBUTE};
+use super::series::DELTA_ATTRIBUTE;
 use crate::receivers::from_pprof::string_attributes;
 use crate::receivers::pprof_http::Failure;
 
@@ -54,7 +54,7 @@ pub(super) fn jfr_request(
     let converted = convert(recording, &options).map_err(|error| Failure::from_jfr(&error))?;
     let otlp = jfr_to_otlp(
         &converted,
-        &string_attributes(resource.iter().cloned()),
+        &upload_resource(resource, &converted),
         None,
         &ToOtlpOptions::default(),
     );
@@ -67,9 +67,7 @@ pub(super) fn jfr_request(
             "the recording's {kind} profile cannot be converted: {error}"
         )));
     }
-    let mut request = otlp.request;
-    split_by_profile(&mut request, &converted, resource)?;
-    Ok(request)
+    Ok(otlp.request)
 }
 
 /// The `jfr` part of a form, and its `labels` part decoded.
@@ -114,53 +112,20 @@ fn time_range(query: &IngestQuery, received_at: i64) -> Option<(i64, i64)> {
     }
 }
 
-/// Gives each profile (one scope of `request`, in the order of
-/// `converted`) a resource of its own, named after its kind.
-fn split_by_profile(
-    request: &mut ExportProfilesServiceRequest,
-    converted: &Converted,
-    resource: &[(String, String)],
-) -> Result<(), Failure> {
-    let merged = std::mem::take(&mut request.resource_profiles);
-    let schema_url = merged
-        .first()
-        .map(|resource| resource.schema_url.clone())
-        .unwrap_or_default();
-    let scopes: Vec<_> = merged
-        .into_iter()
-        .flat_map(|resource| resource.scope_profiles)
-        .collect();
-    if scopes.len() != converted.profiles.len() {
-        return Err(Failure::BadRequest(format!(
-            "the recording's {} profiles became {} OTLP scopes",
-            converted.profiles.len(),
-            scopes.len()
-        )));
+/// The resource of every profile of an upload: `resource`, and as
+/// Pyroscope labels each series it stores, `pyroscope.delta` `false` and
+/// async-profiler's event. `jfr_to_otlp` adds each profile's metric.
+fn upload_resource(resource: &[(String, String)], converted: &Converted) -> Vec<KeyValue> {
+    let mut pairs = resource.to_vec();
+    pairs.push((DELTA_ATTRIBUTE.to_owned(), "false".to_owned()));
+    if let Some(event) = converted
+        .profiler_event
+        .as_deref()
+        .filter(|e| !e.is_empty())
+    {
+        pairs.push((JFR_EVENT_ATTRIBUTE.to_owned(), event.to_owned()));
     }
-    for (scope, profile) in scopes.into_iter().zip(&converted.profiles) {
-        let mut pairs = resource.to_vec();
-        pairs.push((
-            PROFILE_NAME_ATTRIBUTE.to_owned(),
-            profile.kind.metric().to_owned(),
-        ));
-        pairs.push((DELTA_ATTRIBUTE.to_owned(), "false".to_owned()));
-        if let Some(event) = converted
-            .profiler_event
-            .as_deref()
-            .filter(|e| !e.is_empty())
-        {
-            pairs.push((JFR_EVENT_ATTRIBUTE.to_owned(), event.to_owned()));
-        }
-        request.resource_profiles.push(ResourceProfiles {
-            resource: Some(profbridge_translate::otlp::Resource {
-                attributes: string_attributes(pairs),
-                ..Default::default()
-            }),
-            scope_profiles: vec![scope],
-            schema_url: schema_url.clone(),
-        });
-    }
-    Ok(())
+    string_attributes(pairs)
 }
 
 fn is_size_limit(error: &DecodeError) -> bool {
@@ -185,7 +150,9 @@ mod tests {
     use std::io::Write;
 
     use profbridge_jfr::{JfrProfile, ProfileKind};
-    use profbridge_translate::otlp::any_value;
+    use profbridge_translate::otlp::{any_value, ResourceProfiles};
+
+    use super::super::series::PROFILE_NAME_ATTRIBUTE;
 
     use super::*;
 
@@ -349,23 +316,22 @@ mod tests {
             ("env".to_owned(), "prod".to_owned()),
             ("service.name".to_owned(), "shop".to_owned()),
         ];
-        let mut request = jfr_to_otlp(
+        let request = jfr_to_otlp(
             &converted,
-            &string_attributes(resource.iter().cloned()),
+            &upload_resource(&resource, &converted),
             None,
             &ToOtlpOptions::default(),
         )
         .request;
-        assert!(split_by_profile(&mut request, &converted, &resource).is_ok());
         let names: Vec<Vec<(String, String)>> =
             request.resource_profiles.iter().map(texts).collect();
         let expected = |metric: &str| {
             [
                 ("env", "prod"),
                 ("service.name", "shop"),
-                (PROFILE_NAME_ATTRIBUTE, metric),
                 (DELTA_ATTRIBUTE, "false"),
                 (JFR_EVENT_ATTRIBUTE, "itimer"),
+                (PROFILE_NAME_ATTRIBUTE, metric),
             ]
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .to_vec()
