@@ -29,7 +29,7 @@
 # moves it: on the benchmark machine's ext4 (no journal), creating files
 # near thousands deleted in the last minutes cost up to 1 ms of system time
 # each, so a run right after another's clean-up in the same folder measured
-# the filesystem more than the collector (docs/benchmarks.md, item 22).
+# the filesystem more than the collector (docs/benchmarks.md, "Where the file sink's files go").
 # Needs: cargo, curl.
 set -euo pipefail
 
