@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::metrics::{labels, Counter, Registry};
 use super::process;
 use super::recent_errors::{ErrorLog, Source};
+use crate::pipeline::Sent;
 
 /// Why a receiver refused profiles: the `reason` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,14 +288,35 @@ pub struct ExporterMetrics {
     enqueue_failed_samples: Counter,
     dead_letter_write_failures: Counter,
     queue_storage_failures: Counter,
+    /// Requests sent by how their OTLP protobuf body was made, for an
+    /// exporter that sends or writes one.
+    sent_bodies: Vec<(Sent, Counter)>,
     /// Its last few errors, for the zpages.
     errors: ErrorLog,
 }
 
 impl ExporterMetrics {
-    pub fn new(registry: &Registry, exporter: &str) -> Self {
+    /// The counters of `exporter`, with those of the bodies it sent when
+    /// it sends `protobuf`.
+    pub fn new(registry: &Registry, exporter: &str, protobuf: bool) -> Self {
         let label = || labels(&[("exporter", exporter)]);
+        let sent_bodies = if protobuf {
+            Sent::PROTOBUF
+                .iter()
+                .map(|(sent, body)| {
+                    let counter = registry.counter(
+                        "profbridge_exporter_sent_requests_total",
+                        "Requests an exporter of OTLP protobuf sent or wrote, by body: the bytes that arrived (as_received), the protobuf that arrived compressed anew or decompressed (recompressed), or the request encoded again (encoded).",
+                        labels(&[("exporter", exporter), ("body", body)]),
+                    );
+                    (*sent, counter)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Self {
+            sent_bodies,
             sent_profiles: registry.counter(
                 "profbridge_exporter_sent_profiles_total",
                 "Profiles an exporter wrote or sent.",
@@ -352,6 +374,13 @@ impl ExporterMetrics {
         } else {
             self.send_failed_profiles.add_count(profiles);
             self.send_failed_samples.add_count(samples);
+        }
+    }
+
+    /// Counts a request sent (or written) as `sent` says.
+    pub fn sent(&self, sent: Sent) {
+        if let Some((_, counter)) = self.sent_bodies.iter().find(|(kind, _)| *kind == sent) {
+            counter.add(1);
         }
     }
 

@@ -25,8 +25,9 @@ impl Shared {
         let profiles = batch.profile_count();
         let samples = batch.sample_count();
         let reason = match delivery {
-            Delivery::Sent => {
+            Delivery::Sent(sent) => {
                 self.metrics.exported(profiles, samples, true);
+                self.metrics.sent(sent);
                 return true;
             }
             Delivery::Stopped if keep => return false,

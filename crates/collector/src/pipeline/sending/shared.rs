@@ -99,7 +99,7 @@ impl Shared {
     ) -> Result<(), EnqueueError> {
         let mut stop = self.stop.subscribe();
         let delivery = deliver(&self.exporter, &batch, &self.policy, &mut stop).await;
-        let sent = matches!(delivery, Delivery::Sent);
+        let sent = matches!(delivery, Delivery::Sent(_));
         self.settle(&batch, delivery, false).await;
         if sent {
             Ok(())
