@@ -204,8 +204,10 @@ impl Wanted {
 
     /// Whether to keep, for a request that arrived compressed with
     /// `arrived`, its compressed message and its protobuf. An exporter
-    /// with another compression (or none) needs the protobuf; a stored
-    /// request that arrived uncompressed is stored as its protobuf.
+    /// with another compression (or none) needs the protobuf; a persistent
+    /// queue stores the compressed message (smaller) unless the protobuf
+    /// is kept anyway, and a request that arrived uncompressed as its
+    /// protobuf.
     pub fn keeps(self, arrived: Compression) -> Keep {
         let others = [Compression::Identity, Compression::Gzip, Compression::Zstd]
             .into_iter()
@@ -217,7 +219,7 @@ impl Wanted {
             };
         }
         Keep {
-            compressed: self.sends(arrived) || self.stored,
+            compressed: self.sends(arrived) || (self.stored && !others),
             protobuf: others,
         }
     }
@@ -265,6 +267,10 @@ mod tests {
         }
         let stored = Wanted::stored().keeps(Compression::Zstd);
         assert!(stored.compressed && !stored.protobuf);
+        let stored_plain = Wanted::stored()
+            .and(Wanted::sending(Compression::Identity))
+            .keeps(Compression::Gzip);
+        assert!(!stored_plain.compressed && stored_plain.protobuf);
         assert!(Wanted::stored().keeps(Compression::Identity).protobuf);
         let both = Wanted::sending(Compression::Gzip)
             .and(Wanted::sending(Compression::Identity))

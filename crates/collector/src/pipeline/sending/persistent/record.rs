@@ -8,10 +8,12 @@
 //! ```
 //!
 //! A request unchanged since it arrived is stored as it arrived: as the
-//! compressed message (version 2) when it came compressed, else as its
-//! protobuf. It comes back with both forms, so that it is forwarded as it
-//! arrived after a restart too. Version 1 records, all that earlier
-//! releases wrote, are read as ever.
+//! compressed message (version 2) when the exporter sends that
+//! compression, or when its protobuf was not kept; else as its protobuf,
+//! which comes back without decompressing. A compressed record comes back
+//! with both forms, so that it is forwarded as it arrived after a restart
+//! too. Version 1 records, all that earlier releases wrote, are read as
+//! ever.
 
 use std::io::{self, Read};
 use std::time::{Duration, UNIX_EPOCH};
@@ -35,8 +37,9 @@ const ZSTD: u8 = 2;
 /// The most set aside up front for a decompressed request.
 const MAX_PREALLOCATION: usize = 64 << 20;
 
-/// The framed record for `batch`.
-pub fn encode(batch: &Profiles) -> io::Result<Vec<u8>> {
+/// The framed record for `batch`, for an exporter that sends protobuf
+/// compressed with `sends` (see [`crate::pipeline::Export::protobuf_compression`]).
+pub fn encode(batch: &Profiles, sends: Option<Compression>) -> io::Result<Vec<u8>> {
     let received_nanos = batch
         .received_at
         .duration_since(UNIX_EPOCH)
@@ -50,7 +53,8 @@ pub fn encode(batch: &Profiles) -> io::Result<Vec<u8>> {
             Compression::Zstd => ZSTD,
             Compression::Identity => return None,
         };
-        Some((tag, received.compressed_bytes()?))
+        let wanted = sends == Some(received.arrived()) || received.protobuf_bytes().is_none();
+        wanted.then_some((tag, received.compressed_bytes()?))
     });
     let size = compressed.map_or(batch.encoded_size, |(_, bytes)| bytes.len() + 1);
     // The header is filled in once the payload is written after it.
@@ -287,7 +291,7 @@ mod tests {
         let request = profbridge_testkit::ebpf_like_request(5, 1);
         let validation = profbridge_translate::validate_request(&request).unwrap();
         let original = Profiles::validated(request, 100, validation);
-        let record = encode(&original).unwrap();
+        let record = encode(&original, None).unwrap();
         let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
         let back = decode(payload.clone()).unwrap();
         assert_eq!(back.request(), original.request());
@@ -304,7 +308,7 @@ mod tests {
     }
 
     fn round_trip(batch: &Profiles) -> (Vec<u8>, Profiles) {
-        let record = encode(batch).unwrap();
+        let record = encode(batch, None).unwrap();
         let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
         let back = decode(payload).unwrap();
         assert_eq!(back.request(), batch.request());
@@ -356,6 +360,39 @@ mod tests {
         }
     }
 
+    /// With both forms kept, the record holds the one its exporter sends:
+    /// the compressed message for its compression, else the protobuf,
+    /// which comes back without decompressing.
+    #[test]
+    fn the_form_stored_is_the_one_the_exporter_sends() {
+        let (request, arrived) = arrived();
+        let zstd = Bytes::from(zstd::bulk::compress(&arrived, 3).unwrap());
+        let original = Profiles::received(
+            request,
+            arrived.len(),
+            Received::compressed(Compression::Zstd, Some(zstd.clone()), Some(arrived.clone())),
+            None,
+        );
+        for (sends, stored_compressed) in [
+            (Some(Compression::Zstd), true),
+            (Some(Compression::Gzip), false),
+            (Some(Compression::Identity), false),
+            (None, false),
+        ] {
+            let record = encode(&original, sends).unwrap();
+            let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
+            assert_eq!(
+                payload[0] == COMPRESSED_VERSION,
+                stored_compressed,
+                "{sends:?}"
+            );
+            let back = decode(payload).unwrap();
+            assert_eq!(back.received_protobuf(), Some(&arrived));
+            let compressed = back.as_received().and_then(|r| r.compressed_bytes());
+            assert_eq!(compressed, stored_compressed.then_some(&zstd), "{sends:?}");
+        }
+    }
+
     /// What earlier releases wrote: version 1, the protobuf.
     #[test]
     fn version_1_records_still_come_back() {
@@ -377,7 +414,7 @@ mod tests {
     #[test]
     fn a_batch_round_trips_with_its_time() {
         let original = batch();
-        let record = encode(&original).unwrap();
+        let record = encode(&original, None).unwrap();
         let payload = read_payload(&mut record.as_slice(), record.len() as u64).unwrap();
         let back = decode(payload.clone()).unwrap();
         assert_eq!(back.request(), original.request());
@@ -387,7 +424,7 @@ mod tests {
 
     #[test]
     fn a_flipped_bit_anywhere_is_caught() {
-        let record = encode(&batch()).unwrap();
+        let record = encode(&batch(), None).unwrap();
         for at in 0..record.len() {
             let mut broken = record.clone();
             broken[at] ^= 0x10;
