@@ -144,12 +144,18 @@ pub enum Sent {
 }
 
 impl Sent {
-    /// The OTLP protobuf kinds, with their label values.
-    pub const PROTOBUF: [(Self, &'static str); 3] = [
-        (Self::AsReceived, "as_received"),
-        (Self::Recompressed, "recompressed"),
-        (Self::Encoded, "encoded"),
-    ];
+    /// The `body` label of each OTLP protobuf kind.
+    pub const BODIES: [&'static str; 3] = ["as_received", "recompressed", "encoded"];
+
+    /// Its `body` label, if it is an OTLP protobuf kind.
+    pub fn body(self) -> Option<&'static str> {
+        match self {
+            Self::Other => None,
+            Self::AsReceived => Some("as_received"),
+            Self::Recompressed => Some("recompressed"),
+            Self::Encoded => Some("encoded"),
+        }
+    }
 }
 
 /// Which forms of an arriving request the exporters of the pipelines it

@@ -84,14 +84,4 @@ impl Compression {
             Self::None => "identity",
         }
     }
-
-    /// The same compression as receivers name what arrives.
-    pub fn on_the_wire(self) -> crate::protocol::compression::Compression {
-        use crate::protocol::compression::Compression as Wire;
-        match self {
-            Self::Gzip => Wire::Gzip,
-            Self::Zstd => Wire::Zstd,
-            Self::None => Wire::Identity,
-        }
-    }
 }

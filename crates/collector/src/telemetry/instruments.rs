@@ -9,7 +9,6 @@ use std::time::{Duration, Instant, SystemTime};
 use super::metrics::{labels, Counter, Registry};
 use super::process;
 use super::recent_errors::{ErrorLog, Source};
-use crate::pipeline::Sent;
 
 /// Why a receiver refused profiles: the `reason` label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,33 +287,29 @@ pub struct ExporterMetrics {
     enqueue_failed_samples: Counter,
     dead_letter_write_failures: Counter,
     queue_storage_failures: Counter,
-    /// Requests sent by how their OTLP protobuf body was made, for an
-    /// exporter that sends or writes one.
-    sent_bodies: Vec<(Sent, Counter)>,
+    /// Requests sent by how their OTLP protobuf body was made (the `body`
+    /// label), for an exporter that sends or writes one.
+    sent_bodies: Vec<(&'static str, Counter)>,
     /// Its last few errors, for the zpages.
     errors: ErrorLog,
 }
 
 impl ExporterMetrics {
-    /// The counters of `exporter`, with those of the bodies it sent when
-    /// it sends `protobuf`.
-    pub fn new(registry: &Registry, exporter: &str, protobuf: bool) -> Self {
+    /// The counters of `exporter`, with one for each kind of body it sends
+    /// (`bodies`: none for an exporter that sends no OTLP protobuf).
+    pub fn new(registry: &Registry, exporter: &str, bodies: &[&'static str]) -> Self {
         let label = || labels(&[("exporter", exporter)]);
-        let sent_bodies = if protobuf {
-            Sent::PROTOBUF
-                .iter()
-                .map(|(sent, body)| {
-                    let counter = registry.counter(
-                        "profbridge_exporter_sent_requests_total",
-                        "Requests an exporter of OTLP protobuf sent or wrote, by body: the bytes that arrived (as_received), the protobuf that arrived compressed anew or decompressed (recompressed), or the request encoded again (encoded).",
-                        labels(&[("exporter", exporter), ("body", body)]),
-                    );
-                    (*sent, counter)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let sent_bodies = bodies
+            .iter()
+            .map(|body| {
+                let counter = registry.counter(
+                    "profbridge_exporter_sent_requests_total",
+                    "Requests an exporter of OTLP protobuf sent or wrote, by body: the bytes that arrived (as_received), the protobuf that arrived compressed anew or decompressed (recompressed), or the request encoded again (encoded).",
+                    labels(&[("exporter", exporter), ("body", body)]),
+                );
+                (*body, counter)
+            })
+            .collect();
         Self {
             sent_bodies,
             sent_profiles: registry.counter(
@@ -377,9 +372,9 @@ impl ExporterMetrics {
         }
     }
 
-    /// Counts a request sent (or written) as `sent` says.
-    pub fn sent(&self, sent: Sent) {
-        if let Some((_, counter)) = self.sent_bodies.iter().find(|(kind, _)| *kind == sent) {
+    /// Counts a request sent (or written) with a body of kind `body`.
+    pub fn sent_body(&self, body: &str) {
+        if let Some((_, counter)) = self.sent_bodies.iter().find(|(kind, _)| *kind == body) {
             counter.add(1);
         }
     }

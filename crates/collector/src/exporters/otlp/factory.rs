@@ -51,6 +51,6 @@ impl Export for OtlpGrpcExporter {
     }
 
     fn protobuf_compression(&self) -> Option<Compression> {
-        Some(self.compression().on_the_wire())
+        Some(crate::exporters::on_the_wire(self.compression()))
     }
 }

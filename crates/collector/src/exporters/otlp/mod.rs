@@ -97,7 +97,7 @@ impl OtlpGrpcExporter {
     /// else its protobuf compressed by tonic. A reply that rejects some
     /// profiles is a success (they would be rejected again) and is logged.
     pub async fn export(&self, batch: &Profiles) -> Result<Sent, ExportError> {
-        let body = batch.body(self.compression.on_the_wire());
+        let body = batch.body(crate::exporters::on_the_wire(self.compression));
         let sent = body.sent();
         match tokio::time::timeout(self.timeout, self.send(body)).await {
             Ok(result) => result.map(|()| sent),

@@ -37,7 +37,7 @@ pub(super) fn encode(
     compression: Compression,
 ) -> Result<(Bytes, Sent), CompressError> {
     let body = match encoding {
-        Encoding::Proto => batch.body(compression.on_the_wire()),
+        Encoding::Proto => batch.body(crate::exporters::on_the_wire(compression)),
         Encoding::Json => Body::Encoded(Bytes::from(request_to_json_string(batch.request()))),
     };
     let sent = match encoding {

@@ -52,6 +52,6 @@ impl Export for OtlpHttpExporter {
     }
 
     fn protobuf_compression(&self) -> Option<Compression> {
-        OtlpHttpExporter::protobuf_compression(self).map(|compression| compression.on_the_wire())
+        OtlpHttpExporter::protobuf_compression(self).map(crate::exporters::on_the_wire)
     }
 }

@@ -17,7 +17,7 @@ use super::error::{EnqueueError, HelperError};
 use super::queue::{open_queue, InMemory, Queue};
 use super::retry::{Delivery, Policy};
 use super::shared::Shared;
-use crate::pipeline::{Exporter, Profiles, Reservation, Wanted};
+use crate::pipeline::{Exporter, Profiles, Reservation, Sent, Wanted};
 use crate::telemetry::instruments::register_exporter_queue;
 use crate::telemetry::recent_errors::profiles_phrase;
 use crate::telemetry::{ExporterMetrics, Registry};
@@ -62,7 +62,11 @@ impl QueuedExporter {
             metrics: ExporterMetrics::new(
                 registry,
                 &name,
-                exporter.protobuf_compression().is_some(),
+                if exporter.protobuf_compression().is_some() {
+                    &Sent::BODIES
+                } else {
+                    &[]
+                },
             ),
             stop: watch::Sender::new(false),
             exporter,

@@ -27,7 +27,9 @@ impl Shared {
         let reason = match delivery {
             Delivery::Sent(sent) => {
                 self.metrics.exported(profiles, samples, true);
-                self.metrics.sent(sent);
+                if let Some(body) = sent.body() {
+                    self.metrics.sent_body(body);
+                }
                 return true;
             }
             Delivery::Stopped if keep => return false,
