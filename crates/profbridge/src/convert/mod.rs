@@ -46,6 +46,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
         eprintln!("profbridge convert: {message}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
+    crate::allocator::apply_convert_settings();
     let progress = progress_bar(args.inputs.len());
     let mut failed = 0;
     let mut merged = Vec::new();
