@@ -46,9 +46,9 @@ shape=${5:-tree}
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
   --bin loadgen --bin decode_floor
-profbridge="$root/target/release/profbridge"
-loadgen="$root/target/release/loadgen"
-floor="$root/target/release/decode_floor"
+profbridge="$release/profbridge"
+loadgen="$release/loadgen"
+floor="$release/decode_floor"
 
 # Starts `profbridge serve` with EXPORTER (nop or file) and QUEUE_BYTES
 # (empty: the default); sets pid, grpc and metrics.

@@ -2,6 +2,9 @@
 # and the processes to stop on exit, and small helpers.
 # Expects $root (the repository) to be set.
 
+# Where cargo puts release builds: CARGO_TARGET_DIR when set, as cargo does.
+release=${CARGO_TARGET_DIR:-$root/target}/release
+
 work=$(mktemp -d)
 pids=()
 cleanup() {

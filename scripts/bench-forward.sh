@@ -41,8 +41,8 @@ esac
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
   --bin loadgen
-profbridge="$root/target/release/profbridge"
-loadgen="$root/target/release/loadgen"
+profbridge="$release/profbridge"
+loadgen="$release/loadgen"
 
 # Starts `profbridge serve` on $work/NAME.yaml; sets pid, grpc and
 # metrics (the addresses it prints).

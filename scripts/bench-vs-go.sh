@@ -16,6 +16,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 corpus=${PROFBRIDGE_CORPUS:-$root/../shared/corpus}
 rounds=${1:-5}
+# Where cargo puts release builds: CARGO_TARGET_DIR when set, as cargo does.
+release=${CARGO_TARGET_DIR:-$root/target}/release
 iterations=20
 gopath=/usr/share/gocode
 
@@ -30,13 +32,13 @@ cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-p
   --example roundtrip --example gen_gperftools
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-translate \
   --example translate_roundtrip
-translate="$root/target/release/examples/translate_roundtrip"
+translate="$release/examples/translate_roundtrip"
 ebpf_otlp="$work/ebpf-like.otlp.pb"
 ebpf_pprof="$work/ebpf-like.pb.gz"
 "$translate" --ebpf-like "$ebpf_otlp" "$ebpf_pprof"
-ours="$root/target/release/examples/roundtrip"
+ours="$release/examples/roundtrip"
 gperftools="$work/gperftools-200k.cpu"
-"$root/target/release/examples/gen_gperftools" "$gperftools" 200000 1 >/dev/null
+"$release/examples/gen_gperftools" "$gperftools" 200000 1 >/dev/null
 (cd "$root/scripts/go-roundtrip" &&
   GOPATH=$gopath GO111MODULE=off GOFLAGS= GOCACHE="$work/gocache" go build -o "$work/go-roundtrip" .)
 theirs="$work/go-roundtrip"
