@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 echo "| bench | benchmark | time | ± |"
 echo "| --- | --- | --- | --- |"
-for bench in profbridge-pprof:codec profbridge-pprof:legacy profbridge-translate:translate \
+for bench in profbridge-pprof:codec profbridge-pprof:deflate profbridge-pprof:legacy profbridge-translate:translate \
   profbridge-translate:merge profbridge-jfr:convert; do
   package=${bench%%:*}
   name=${bench#*:}

@@ -1,8 +1,9 @@
 //! The level-1 gzip profbridge writes (`GzipCompressor::new(1)`) against
 //! flate2's zlib-rs at level 1, both with state kept between inputs, on
 //! the corpus read at run time: throughput, and the output size on
-//! stderr. It measured the own deflate that level 1 used to be
-//! (docs/benchmarks.md, session 9); it stays for any candidate to come.
+//! stderr. Level 1 is our own deflate (codec/gzip/deflate/), kept only
+//! while it is faster than zlib-rs for no more bytes (docs/benchmarks.md,
+//! "Own level-1 deflate").
 //! Run: cargo bench -p profbridge-pprof --bench deflate
 
 #![allow(
