@@ -29,7 +29,7 @@
 # moves it: on the benchmark machine's ext4 (no journal), creating files
 # near thousands deleted in the last minutes cost up to 1 ms of system time
 # each, so a run right after another's clean-up in the same folder measured
-# the filesystem more than the collector (docs/benchmarks.md, item 22).
+# the filesystem more than the collector (docs/benchmarks.md, "Where the file sink's files go").
 # Needs: cargo, curl.
 set -euo pipefail
 
@@ -46,9 +46,9 @@ shape=${5:-tree}
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
   --bin loadgen --bin decode_floor
-profbridge="$release/profbridge"
-loadgen="$release/loadgen"
-floor="$release/decode_floor"
+profbridge="$target/release/profbridge"
+loadgen="$target/release/loadgen"
+floor="$target/release/decode_floor"
 
 # Starts `profbridge serve` with EXPORTER (nop or file) and QUEUE_BYTES
 # (empty: the default); sets pid, grpc and metrics.

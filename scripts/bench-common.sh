@@ -2,8 +2,8 @@
 # and the processes to stop on exit, and small helpers.
 # Expects $root (the repository) to be set.
 
-# Where cargo puts release builds: CARGO_TARGET_DIR when set, as cargo does.
-release=${CARGO_TARGET_DIR:-$root/target}/release
+# Where cargo builds: CARGO_TARGET_DIR when set, as cargo does.
+target=${CARGO_TARGET_DIR:-$root/target}
 
 work=$(mktemp -d)
 pids=()

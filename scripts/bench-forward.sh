@@ -19,7 +19,9 @@
 #   (defaults 15 s, 4 connections, requests of 2000 stacks, SHAPE tree,
 #   SINK nop, COMPRESSION gzip: what A's `otlp` exporter uses, gzip, zstd
 #   or none). The persistent queue lives under $TMPDIR (or /tmp); set
-#   TMPDIR to measure another disk.
+#   TMPDIR to measure another disk. With BIN=DIR, the profbridge and
+#   loadgen binaries in DIR are measured instead of building them (to
+#   compare two builds in turn).
 # Needs: cargo, curl.
 set -euo pipefail
 
@@ -38,11 +40,16 @@ esac
 # shellcheck source=scripts/bench-common.sh
 . "$root/scripts/bench-common.sh"
 
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
-cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
-  --bin loadgen
-profbridge="$release/profbridge"
-loadgen="$release/loadgen"
+if [ -n "${BIN:-}" ]; then
+  profbridge="$BIN/profbridge"
+  loadgen="$BIN/loadgen"
+else
+  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
+  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
+    --bin loadgen
+  profbridge="$target/release/profbridge"
+  loadgen="$target/release/loadgen"
+fi
 
 # Starts `profbridge serve` on $work/NAME.yaml; sets pid, grpc and
 # metrics (the addresses it prints).
@@ -173,6 +180,10 @@ run() {
   a_sent=$(metric "$a_metrics" profbridge_exporter_sent_profiles_total)
   a_failed=$(metric "$a_metrics" profbridge_exporter_send_failed_profiles_total)
   a_dropped=$(metric "$a_metrics" profbridge_exporter_enqueue_failed_profiles_total)
+  local bodies="" body
+  for body in as_received recompressed encoded; do
+    bodies+=" $body $(metric "$a_metrics" "profbridge_exporter_sent_requests_total{exporter=\"otlp\",body=\"$body\"}"),"
+  done
   stop "$a_pid"
   stop "$b_pid"
 
@@ -189,6 +200,7 @@ run() {
   fi
   echo "    totals: A answered OK $ok, sent $a_sent, failed $a_failed, dropped by its queue $a_dropped;" \
     "B took $b_total: $verdict"
+  echo "    A's requests sent by body:${bodies%,}"
 }
 
 # The ceiling: loadgen straight to B, no forwarding.

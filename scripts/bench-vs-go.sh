@@ -27,18 +27,19 @@ gopath=/usr/share/gocode
 }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+target=${CARGO_TARGET_DIR:-$root/target}
 
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-pprof \
   --example roundtrip --example gen_gperftools
 cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-translate \
   --example translate_roundtrip
-translate="$release/examples/translate_roundtrip"
+translate="$target/release/examples/translate_roundtrip"
 ebpf_otlp="$work/ebpf-like.otlp.pb"
 ebpf_pprof="$work/ebpf-like.pb.gz"
 "$translate" --ebpf-like "$ebpf_otlp" "$ebpf_pprof"
-ours="$release/examples/roundtrip"
+ours="$target/release/examples/roundtrip"
 gperftools="$work/gperftools-200k.cpu"
-"$release/examples/gen_gperftools" "$gperftools" 200000 1 >/dev/null
+"$target/release/examples/gen_gperftools" "$gperftools" 200000 1 >/dev/null
 (cd "$root/scripts/go-roundtrip" &&
   GOPATH=$gopath GO111MODULE=off GOFLAGS= GOCACHE="$work/gocache" go build -o "$work/go-roundtrip" .)
 theirs="$work/go-roundtrip"

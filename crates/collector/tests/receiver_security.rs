@@ -254,7 +254,11 @@ async fn grpc_export(
         ..OtlpExporterConfig::default()
     })
     .map_err(|e| e.to_string())?;
-    exporter.export(&batch()).await.map_err(|e| e.to_string())
+    exporter
+        .export(&batch())
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 async fn http_export(endpoint: String, tls: TlsConfig) -> Result<(), String> {
@@ -267,7 +271,11 @@ async fn http_export(endpoint: String, tls: TlsConfig) -> Result<(), String> {
         ..OtlpHttpExporterConfig::default()
     })
     .map_err(|e| e.to_string())?;
-    exporter.export(&batch()).await.map_err(|e| e.to_string())
+    exporter
+        .export(&batch())
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn trusting(ca_file: &str) -> TlsConfig {

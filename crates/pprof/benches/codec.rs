@@ -9,9 +9,11 @@
 )]
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use prost::bytes::Bytes;
+
 use profbridge_pprof::{
-    decode, encode, gunzip, gunzip_into, validate, Compression, DecodeOptions, EncodeOptions,
-    GzipCompressor, DEFAULT_GZIP_LEVEL,
+    decode, decode_packed_keeping_raw, encode, encode_packed, gunzip, gunzip_into, validate,
+    Compression, DecodeOptions, EncodeOptions, GzipCompressor, DEFAULT_GZIP_LEVEL,
 };
 use profbridge_testkit::corpus_file;
 
@@ -45,6 +47,18 @@ fn codec(c: &mut Criterion) {
     });
     group.bench_function("decode raw", |b| {
         b.iter(|| decode(&raw, &options).expect("decodes"))
+    });
+    // Samples left in their protobuf (what `convert` reads pprof into).
+    let gzipped_bytes = Bytes::from(file.bytes.clone());
+    group.bench_function("decode packed gzipped", |b| {
+        b.iter(|| decode_packed_keeping_raw(gzipped_bytes.clone(), &options).expect("decodes"))
+    });
+    group.bench_function("decode packed+encode gzipped", |b| {
+        b.iter(|| {
+            let (packed, strings) =
+                decode_packed_keeping_raw(gzipped_bytes.clone(), &options).expect("decodes");
+            encode_packed(packed, &strings, &gzip)
+        })
     });
     group.bench_function("validate", |b| {
         b.iter(|| validate(&profile).expect("valid"))

@@ -40,9 +40,10 @@ pub use any::{
 pub use canonical::{canonical_diff, canonical_eq, canonicalize};
 pub use codec::wire;
 pub use codec::{
-    compress, decode, decode_keeping_raw, decode_unvalidated, decode_unvalidated_keeping_raw,
-    encode, encode_keeping_raw, gunzip, gunzip_into, gzip_trailer_size, is_gzip, Compression,
-    DecodeError, DecodeOptions, EncodeOptions, GunzipError, GzipCompressor, RawStrings,
+    compress, decode, decode_keeping_raw, decode_packed_gunzipped, decode_packed_keeping_raw,
+    decode_unvalidated, decode_unvalidated_keeping_raw, encode, encode_keeping_raw, encode_packed,
+    gunzip, gunzip_into, gzip_trailer_size, is_gzip, Compression, DecodeError, DecodeOptions,
+    EncodeOptions, GunzipError, GzipCompressor, PackedProfile, RawStrings, SampleSource,
     DEFAULT_GZIP_LEVEL, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_INPUT_BYTES,
 };
 pub use delta::{DeltaError, DeltaOutcome, DeltaTracker, ResetReason};
@@ -56,4 +57,4 @@ pub use legacy::{parse_legacy, sniff_legacy, LegacyError, LegacyKind};
 pub use proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 pub use strings::StringInterner;
 pub use validate::ids::{IdIndex, IdProblem};
-pub use validate::{validate, ValidationError};
+pub use validate::{validate, validate_source, ValidationError};

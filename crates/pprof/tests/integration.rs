@@ -8,5 +8,6 @@ mod folded;
 mod gunzip_differential;
 mod gzip;
 mod legacy;
+mod packed;
 mod robustness;
 mod validation;

@@ -8,11 +8,13 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 
 use profbridge_jfr::Converted;
+use prost::bytes::Bytes;
+
 use profbridge_pprof::{
-    DecodeOptions, Detected, InputKind, Profile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
+    DecodeOptions, Detected, InputKind, PackedProfile, RawStrings, DEFAULT_FOLDED_SAMPLE_TYPE,
 };
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
-use profbridge_translate::{load_any, load_any_detected, JsonNotes, Loaded as AnyInput};
+use profbridge_translate::{load_any_detected, load_any_packed, JsonNotes, Loaded as AnyInput};
 
 /// Input formats; `auto` detects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -33,11 +35,12 @@ pub enum InputFormat {
     Jfr,
 }
 
-/// An input's name for messages, and its bytes.
+/// An input's name for messages, and its bytes (which a pprof profile
+/// read from them shares when they are not gzipped).
 pub struct Input {
     pub name: String,
     pub path: Option<PathBuf>,
-    pub bytes: Vec<u8>,
+    pub bytes: Bytes,
 }
 
 impl Input {
@@ -66,7 +69,11 @@ impl Input {
         if bytes.len() > limit {
             bail!("{name}: larger than the limit of {limit} bytes");
         }
-        Ok(Self { name, path, bytes })
+        Ok(Self {
+            name,
+            path,
+            bytes: Bytes::from(bytes),
+        })
     }
 }
 
@@ -75,7 +82,7 @@ impl Input {
 pub enum Loaded {
     /// A profile, and the original bytes of its strings that were not
     /// UTF-8 (the profile holds them with U+FFFD).
-    Pprof(Profile, RawStrings),
+    Pprof(PackedProfile, RawStrings),
     Otlp(ExportProfilesServiceRequest),
     Jfr(Converted),
 }
@@ -113,7 +120,7 @@ pub fn folded_sample_type(spec: Option<&str>) -> (String, String) {
 /// Parses an input in the given (or detected) format, gunzipping it once.
 pub fn load(input: &Input, from: InputFormat, folded_type: &(String, String)) -> Result<Loaded> {
     let folded = (folded_type.0.as_str(), folded_type.1.as_str());
-    let loaded = load_any(&input.bytes, hint(from), folded, &DecodeOptions::default())?;
+    let loaded = load_any_packed(&input.bytes, hint(from), folded, &DecodeOptions::default())?;
     Ok(loaded_input(input, loaded))
 }
 
@@ -127,6 +134,11 @@ pub fn load_detected(
     let folded = (folded_type.0.as_str(), folded_type.1.as_str());
     let (loaded, detected) =
         load_any_detected(&input.bytes, hint(from), folded, &DecodeOptions::default())?;
+    let loaded = match loaded {
+        AnyInput::Pprof(profile, raw) => AnyInput::Pprof(PackedProfile::from_profile(profile), raw),
+        AnyInput::Otlp { request, json } => AnyInput::Otlp { request, json },
+        AnyInput::Jfr(converted) => AnyInput::Jfr(converted),
+    };
     Ok((loaded_input(input, loaded), detected))
 }
 
@@ -142,7 +154,7 @@ fn hint(from: InputFormat) -> Option<InputKind> {
     }
 }
 
-fn loaded_input(input: &Input, loaded: AnyInput) -> Loaded {
+fn loaded_input(input: &Input, loaded: AnyInput<PackedProfile>) -> Loaded {
     match loaded {
         AnyInput::Pprof(profile, raw) => Loaded::Pprof(profile, raw),
         AnyInput::Otlp {

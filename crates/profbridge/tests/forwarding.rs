@@ -39,6 +39,7 @@ use tonic::codec::CompressionEncoding;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Code, Status};
 
+use crate::support::capture::{independently_decoded, Capture, Captured};
 use crate::support::collector::Collector;
 use crate::support::in_process::InProcess;
 
@@ -551,7 +552,8 @@ fn a_file_storage_queue_delivers_after_sigkill_and_restart() {
 /// (with `extensions`, YAML for the top-level section, listed in
 /// `service.extensions`); `queue_dir` is where the queue must be, under
 /// the data folder. What A answered OK reaches B across two SIGKILLs,
-/// as the bytes A received.
+/// as the bytes A received: the gzipped messages themselves, which
+/// Python's opentelemetry-proto reads as what the client sent.
 fn persistent_queue_survives_sigkill(
     label: &str,
     storage: &str,
@@ -584,13 +586,14 @@ fn persistent_queue_survives_sigkill(
         .map(|seed| profbridge_testkit::ebpf_profiler_request(120, seed))
         .collect();
     let expected = canonical(&requests);
-    // As pdata writes them, so that what B writes shows whether they were
+    // As pdata writes them, so that what B gets shows whether they were
     // passed through.
     let sent: Vec<Vec<u8>> = requests.iter().map(pdata_bytes).collect();
+    let gzipped: Vec<Vec<u8>> = sent.iter().map(|bytes| gzip(bytes)).collect();
     let runtime = runtime();
     // OK means on disk (fsynced).
-    for bytes in &sent {
-        let answer = grpc_export_bytes(&runtime, a.grpc.unwrap(), bytes, true);
+    for message in &gzipped {
+        let answer = grpc_export_message(&runtime, a.grpc.unwrap(), "gzip", message);
         assert_eq!(answer.partial_success, None);
     }
     assert_eq!(
@@ -610,21 +613,48 @@ fn persistent_queue_survives_sigkill(
         SENT as f64,
         "every stored request is queued again at start"
     );
-    let b = InProcess::start(
-        &format!("{label}-b"),
-        &sink_config(&format!("127.0.0.1:{port}")),
-    );
+    let b = Capture::start_at(&runtime, &format!("127.0.0.1:{port}"));
+    let got = || {
+        b.seen()
+            .iter()
+            .map(|c| ExportProfilesServiceRequest::decode(c.protobuf().as_slice()).unwrap())
+            .collect::<Vec<_>>()
+    };
     let mut problem = None;
     wait_until("every stored request to reach B", || {
-        problem = missing_or_strangers(&expected, &requests_under(&b.data));
+        problem = missing_or_strangers(&expected, &got());
         problem.is_none()
     });
     wait_until("A's persistent queue to be empty", || {
         exporter_metric(a.telemetry, "queue_size", "otlp") == 0.0
     });
-    // Replayed after the crash, still as they arrived.
-    for file in otlp_files(&b.data) {
-        assert!(sent.contains(&file), "B wrote a request encoded again");
+    // Replayed after the crash, still as they arrived: compressed.
+    let seen = b.seen();
+    for c in &seen {
+        assert_eq!(
+            (c.encoding.as_str(), c.compressed_flag),
+            ("gzip", Some(true))
+        );
+        assert!(
+            gzipped.contains(&c.message),
+            "B got a request compressed again"
+        );
+    }
+    let metrics = scrape(a.telemetry);
+    assert_eq!(
+        sent_requests(&metrics, "otlp", "as_received"),
+        seen.len() as f64
+    );
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = seen
+        .iter()
+        .map(|c| {
+            let protobuf = c.protobuf();
+            let at = sent.iter().position(|s| *s == protobuf).unwrap();
+            (protobuf, sent[at].clone())
+        })
+        .collect();
+    if let Some(decoded) = independently_decoded(&pairs) {
+        assert!(decoded.iter().all(|d| d.equal), "{decoded:?}");
     }
 
     // What was delivered is marked done on disk: a second crash and
@@ -641,8 +671,6 @@ fn persistent_queue_survives_sigkill(
     );
     let (status, _) = a.terminate();
     assert!(status.success(), "A: {status}");
-    let (drained, _) = b.stop();
-    assert!(drained, "B did not export everything it accepted");
 }
 
 // ---- 4. permanent errors ----
@@ -1029,6 +1057,16 @@ fn pdata_bytes(request: &ExportProfilesServiceRequest) -> Vec<u8> {
     bytes
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    zstd::bulk::compress(bytes, 3).unwrap()
+}
+
 /// Sends `message`, protobuf, as one gRPC `Export` to `address`, gzipped
 /// or not; returns the answer.
 fn grpc_export_bytes(
@@ -1037,16 +1075,25 @@ fn grpc_export_bytes(
     message: &[u8],
     gzip: bool,
 ) -> ExportProfilesServiceResponse {
-    let payload = if gzip {
-        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        encoder.write_all(message).unwrap();
-        encoder.finish().unwrap()
+    if gzip {
+        grpc_export_message(runtime, address, "gzip", &self::gzip(message))
     } else {
-        message.to_vec()
-    };
-    let mut body = vec![u8::from(gzip)];
+        grpc_export_message(runtime, address, "identity", message)
+    }
+}
+
+/// Sends `payload`, a message compressed with `encoding` (`identity`,
+/// `gzip`, `zstd`), as one gRPC `Export` to `address`; returns the answer.
+fn grpc_export_message(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    encoding: &str,
+    payload: &[u8],
+) -> ExportProfilesServiceResponse {
+    let compressed = encoding != "identity";
+    let mut body = vec![u8::from(compressed)];
     body.extend(u32::try_from(payload.len()).unwrap().to_be_bytes());
-    body.extend(&payload);
+    body.extend(payload);
     runtime.block_on(async {
         let mut request = reqwest::Client::builder()
             .http2_prior_knowledge()
@@ -1057,8 +1104,8 @@ fn grpc_export_bytes(
             ))
             .header("content-type", "application/grpc")
             .header("te", "trailers");
-        if gzip {
-            request = request.header("grpc-encoding", "gzip");
+        if compressed {
+            request = request.header("grpc-encoding", encoding);
         }
         let response = request.body(body).send().await.unwrap();
         let refusal = response.headers().get("grpc-message").cloned();
@@ -1079,14 +1126,25 @@ fn http_export_bytes(
     address: SocketAddr,
     message: &[u8],
 ) -> ExportProfilesServiceResponse {
+    http_export_body(runtime, address, "identity", message)
+}
+
+/// Sends `body`, protobuf compressed with `encoding`, as one OTLP/HTTP
+/// request.
+fn http_export_body(
+    runtime: &tokio::runtime::Runtime,
+    address: SocketAddr,
+    encoding: &str,
+    body: &[u8],
+) -> ExportProfilesServiceResponse {
     runtime.block_on(async {
-        let response = reqwest::Client::new()
+        let mut request = reqwest::Client::new()
             .post(format!("http://{address}/v1development/profiles"))
-            .header("content-type", "application/x-protobuf")
-            .body(message.to_vec())
-            .send()
-            .await
-            .unwrap();
+            .header("content-type", "application/x-protobuf");
+        if encoding != "identity" {
+            request = request.header("content-encoding", encoding);
+        }
+        let response = request.body(body.to_vec()).send().await.unwrap();
         let status = response.status();
         let answer = response.bytes().await.unwrap();
         assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
@@ -1199,9 +1257,150 @@ fn unchanged_requests_are_forwarded_as_the_bytes_that_arrived() {
     assert!(drained, "B did not export everything it accepted");
 }
 
+/// `profbridge_exporter_sent_requests_total` of `exporter` for `body`.
+fn sent_requests(metrics: &str, exporter: &str, body: &str) -> f64 {
+    metric(
+        metrics,
+        &format!(
+            "profbridge_exporter_sent_requests_total{{exporter=\"{exporter}\",body=\"{body}\"}}"
+        ),
+    )
+}
+
+/// Each exporter of A sends what arrived compressed as it is when its
+/// compression is the one the request came with, and the protobuf that
+/// arrived, compressed anew or not at all, when it is not: the frame or
+/// body that leaves A is the client's, byte for byte, or decompresses to
+/// the client's protobuf. Python's opentelemetry-proto reads each as the
+/// message the client sent.
+#[test]
+fn the_compressed_message_is_forwarded_when_the_compressions_match() {
+    use profbridge_testkit::ebpf_profiler_request;
+
+    let runtime = runtime();
+    let capture = Capture::start(&runtime);
+    let otlp = |id: &str, compression: &str| {
+        format!(
+            "  otlp/{id}:\n    endpoint: http://{}\n    compression: {compression}\n    timeout: 30s\n",
+            capture.grpc
+        )
+    };
+    let otlphttp = |id: &str, compression: &str| {
+        format!(
+            "  otlphttp/{id}:\n    endpoint: http://{}\n    encoding: proto\n    compression: {compression}\n    timeout: 30s\n",
+            capture.http
+        )
+    };
+    let exporters = [
+        otlp("gzip", "gzip"),
+        otlp("zstd", "zstd"),
+        otlp("plain", "none"),
+        otlphttp("gzip", "gzip"),
+        otlphttp("zstd", "zstd"),
+    ]
+    .concat();
+    let ids = "otlp/gzip, otlp/zstd, otlp/plain, otlphttp/gzip, otlphttp/zstd";
+    let a = InProcess::start(
+        "pass-through-compressed",
+        &pass_through_forwarder("", &exporters, ids),
+    );
+
+    let request = ebpf_profiler_request(300, 21);
+    let protobuf = pdata_bytes(&request);
+    // (how it is sent to A, its encoding, the message as sent)
+    let arrivals = [
+        ("grpc", "gzip", gzip(&protobuf)),
+        ("http", "zstd", zstd(&protobuf)),
+        ("http", "gzip", gzip(&protobuf)),
+        ("grpc", "identity", protobuf.clone()),
+    ];
+    let mut captured: Vec<Captured> = Vec::new();
+    for (transport, encoding, message) in &arrivals {
+        let answer = match *transport {
+            "grpc" => grpc_export_message(&runtime, a.grpc.unwrap(), encoding, message),
+            _ => http_export_body(&runtime, a.http.unwrap(), encoding, message),
+        };
+        assert_eq!(answer.partial_success, None);
+        let before = captured.len();
+        wait_until("every exporter of A to send the request", || {
+            capture.seen().len() >= before + 5
+        });
+        let seen = capture.seen();
+        assert_eq!(seen.len(), before + 5, "each exporter sends it once");
+        let this: Vec<&Captured> = seen[before..].iter().collect();
+        // (transport, encoding) that leave A: one exporter each.
+        for (out_transport, out_encoding) in [
+            ("grpc", "gzip"),
+            ("grpc", "zstd"),
+            ("grpc", "identity"),
+            ("http", "gzip"),
+            ("http", "zstd"),
+        ] {
+            let what = format!("{transport} {encoding} in, {out_transport} {out_encoding} out");
+            let sent = this
+                .iter()
+                .find(|c| c.transport == out_transport && c.encoding == out_encoding)
+                .unwrap_or_else(|| panic!("{what}: nothing arrived"));
+            if out_transport == "grpc" {
+                assert_eq!(
+                    sent.compressed_flag,
+                    Some(out_encoding != "identity"),
+                    "{what}"
+                );
+            }
+            assert_eq!(
+                sent.protobuf(),
+                protobuf,
+                "{what}: the protobuf that arrived"
+            );
+            if out_encoding == *encoding {
+                assert!(sent.message == *message, "{what}: the bytes that arrived");
+            }
+        }
+        captured.extend(seen[before..].iter().cloned());
+    }
+
+    let metrics = scrape(a.telemetry);
+    // As received: each exporter, for the one arrival of its compression
+    // (the identity arrival for otlp/plain); recompressed for the others.
+    for (id, compression) in [
+        ("otlp/gzip", "gzip"),
+        ("otlp/zstd", "zstd"),
+        ("otlp/plain", "identity"),
+        ("otlphttp/gzip", "gzip"),
+        ("otlphttp/zstd", "zstd"),
+    ] {
+        let matching = arrivals
+            .iter()
+            .filter(|(_, c, _)| *c == compression)
+            .count() as f64;
+        assert_eq!(sent_requests(&metrics, id, "as_received"), matching, "{id}");
+        assert_eq!(
+            sent_requests(&metrics, id, "recompressed"),
+            arrivals.len() as f64 - matching,
+            "{id}"
+        );
+        assert_eq!(sent_requests(&metrics, id, "encoded"), 0.0, "{id}");
+    }
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = captured
+        .iter()
+        .map(|c| (c.protobuf(), protobuf.clone()))
+        .collect();
+    if let Some(decoded) = independently_decoded(&pairs) {
+        let profiles = profile_count(std::slice::from_ref(&request)) as usize;
+        for (c, d) in captured.iter().zip(decoded) {
+            assert!(d.equal, "{} {}: {d:?}", c.transport, c.encoding);
+            assert_eq!(d.profiles, profiles);
+        }
+    }
+    let (drained, _) = a.stop();
+    assert!(drained, "A did not export everything it accepted");
+}
+
 /// Starts B and A (`processors`, one exporter `exporter(&b)` named `id`),
-/// sends each of `sent` to A by gRPC and returns what B wrote once it
-/// wrote `files` files, with A's answers.
+/// sends each of `sent` to A by gRPC, gzipped, and returns what B wrote
+/// once it wrote `files` files, with A's answers and its `/metrics` once
+/// it counted them sent.
 fn forward_through(
     label: &str,
     processors: &str,
@@ -1209,7 +1408,7 @@ fn forward_through(
     exporter: impl Fn(&InProcess) -> String,
     sent: &[Vec<u8>],
     files: usize,
-) -> (Vec<Vec<u8>>, Vec<ExportProfilesServiceResponse>) {
+) -> (Vec<Vec<u8>>, Vec<ExportProfilesServiceResponse>, String) {
     let b = InProcess::start(&format!("{label}-b"), &sink_config("127.0.0.1:0"));
     let a = InProcess::start(
         &format!("{label}-a"),
@@ -1224,11 +1423,21 @@ fn forward_through(
         otlp_file_count(&b.data) >= files
     });
     let written = otlp_files(&b.data);
+    let profiles: f64 = written
+        .iter()
+        .map(|file| {
+            profile_count(&[ExportProfilesServiceRequest::decode(file.as_slice()).unwrap()])
+        })
+        .sum();
+    wait_until("A to count what it sent", || {
+        exporter_metric(a.telemetry, "sent_profiles_total", id) == profiles
+    });
+    let metrics = scrape(a.telemetry);
     let (drained, _) = a.stop();
     assert!(drained, "A did not export everything it accepted");
     let (drained, _) = b.stop();
     assert!(drained, "B did not export everything it accepted");
-    (written, answers)
+    (written, answers, metrics)
 }
 
 fn grpc_exporter(b: &InProcess) -> String {
@@ -1239,22 +1448,45 @@ fn grpc_exporter(b: &InProcess) -> String {
 }
 
 /// A request a processor changed, merged with another, rid of an invalid
-/// profile or sent as JSON reaches B encoded again, its content intact.
+/// profile or sent as JSON reaches B encoded again, its content intact,
+/// and A counts it encoded. Python's opentelemetry-proto reads what B
+/// got: the profiles and samples A forwarded, and for JSON, the message
+/// the client sent.
 #[test]
 fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
     use profbridge_testkit::ebpf_profiler_request;
 
     let request = ebpf_profiler_request(300, 17);
     let sent = [pdata_bytes(&request)];
-    let re_encoded = |what: &str, written: &[Vec<u8>]| {
+    let re_encoded = |what: &str, written: &[Vec<u8>], metrics: &str| {
         assert!(!written.is_empty(), "{what}: nothing written");
         for file in written {
             assert!(!sent.contains(file), "{what}: forwarded as it arrived");
             assert!(encoded_by_us(file), "{what}: encoded again");
         }
+        if what != "json" {
+            let count = |body| sent_requests(metrics, "otlp/forward", body);
+            assert_eq!(count("encoded"), written.len() as f64, "{what}");
+            assert_eq!(count("as_received") + count("recompressed"), 0.0, "{what}");
+        }
     };
+    let counts = |requests: &[&ExportProfilesServiceRequest]| {
+        let profiles: Vec<_> = requests
+            .iter()
+            .flat_map(|r| &r.resource_profiles)
+            .flat_map(|r| &r.scope_profiles)
+            .flat_map(|s| &s.profiles)
+            .collect();
+        (
+            profiles.len(),
+            profiles.iter().map(|p| p.samples.len()).sum::<usize>(),
+        )
+    };
+    // (what, what B got, what the client sent, whether Python finds them
+    // the same message, the profiles and samples B got)
+    let mut decoded = Vec::new();
 
-    let (written, _) = forward_through(
+    let (written, _, metrics) = forward_through(
         "pass-through-resource",
         "  resource:\n    attributes:\n      - key: hop\n        value: a\n        action: upsert\n",
         "otlp/forward",
@@ -1262,7 +1494,14 @@ fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
         &sent,
         1,
     );
-    re_encoded("resource", &written);
+    re_encoded("resource", &written, &metrics);
+    decoded.push((
+        "resource",
+        written[0].clone(),
+        sent[0].clone(),
+        false,
+        counts(&[&request]),
+    ));
     let arrived = ExportProfilesServiceRequest::decode(written[0].as_slice()).unwrap();
     let attributes = &arrived.resource_profiles[0]
         .resource
@@ -1283,7 +1522,7 @@ fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
         .flat_map(|s| &s.profiles)
         .map(|p| p.samples.len())
         .sum();
-    let (written, _) = forward_through(
+    let (written, _, metrics) = forward_through(
         "pass-through-batch",
         &format!("  batch:\n    send_batch_size: {samples}\n    timeout: 10m\n"),
         "otlp/forward",
@@ -1291,12 +1530,19 @@ fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
         &[sent[0].clone(), pdata_bytes(&second)],
         1,
     );
-    re_encoded("batch", &written);
+    re_encoded("batch", &written, &metrics);
     assert_eq!(written.len(), 1, "the two requests were merged");
+    decoded.push((
+        "batch",
+        written[0].clone(),
+        sent[0].clone(),
+        false,
+        counts(&[&request, &second]),
+    ));
 
     let mut broken = request.clone();
     broken.resource_profiles[0].scope_profiles[0].profiles[1].samples[0].stack_index = 1_000_000;
-    let (written, answers) = forward_through(
+    let (written, answers, metrics) = forward_through(
         "pass-through-rejected",
         "",
         "otlp/forward",
@@ -1309,7 +1555,18 @@ fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
         .as_ref()
         .map(|p| p.rejected_profiles);
     assert_eq!(rejected, Some(1));
-    re_encoded("partly rejected", &written);
+    re_encoded("partly rejected", &written, &metrics);
+    let mut valid = broken.clone();
+    valid.resource_profiles[0].scope_profiles[0]
+        .profiles
+        .remove(1);
+    decoded.push((
+        "partly rejected",
+        written[0].clone(),
+        pdata_bytes(&broken),
+        false,
+        counts(&[&valid]),
+    ));
     let arrived = ExportProfilesServiceRequest::decode(written[0].as_slice()).unwrap();
     assert_eq!(
         arrived.resource_profiles[0].scope_profiles[0]
@@ -1318,7 +1575,7 @@ fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
         1
     );
 
-    let (written, _) = forward_through(
+    let (written, _, metrics) = forward_through(
         "pass-through-json",
         "",
         "otlphttp/json",
@@ -1331,10 +1588,32 @@ fn changed_merged_partly_rejected_or_json_requests_are_encoded_again() {
         &sent,
         1,
     );
-    re_encoded("json", &written);
+    re_encoded("json", &written, &metrics);
     assert_same_requests(
         "json",
         std::slice::from_ref(&request),
         &[ExportProfilesServiceRequest::decode(written[0].as_slice()).unwrap()],
     );
+    decoded.push((
+        "json",
+        written[0].clone(),
+        sent[0].clone(),
+        true,
+        counts(&[&request]),
+    ));
+
+    let pairs: Vec<(Vec<u8>, Vec<u8>)> = decoded
+        .iter()
+        .map(|(_, got, sent, _, _)| (got.clone(), sent.clone()))
+        .collect();
+    if let Some(found) = independently_decoded(&pairs) {
+        for ((what, _, _, equal, (profiles, samples)), found) in decoded.iter().zip(found) {
+            assert_eq!(found.equal, *equal, "{what}");
+            assert_eq!(
+                (found.profiles, found.samples),
+                (*profiles, *samples),
+                "{what}"
+            );
+        }
+    }
 }

@@ -173,6 +173,9 @@ fn reserve_table<T: ContentHash>(
     index: &mut HashTable<i32>,
     additional: usize,
 ) {
+    // An empty table gets its zero entry before the first: room for it
+    // too, or the table is copied whole to grow by that one entry.
+    let additional = additional + usize::from(table.is_empty());
     table.reserve(additional);
     index.reserve(additional, |&i| entry_at(table, i).map_or(0, hash_of));
 }

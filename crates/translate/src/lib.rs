@@ -18,7 +18,7 @@ pub mod validate;
 
 pub use dictionary::DictionaryBuilder;
 pub use jfr::{jfr_to_otlp, JFR_PAYLOAD_FORMAT, PYROSCOPE_PROFILE_NAME};
-pub use load::{load_any, load_any_detected, JsonNotes, LoadError, Loaded};
+pub use load::{load_any, load_any_detected, load_any_packed, JsonNotes, LoadError, Loaded};
 pub use merge::merge_requests;
 pub use otlp_decode::field as otlp_field;
 pub use otlp_decode::{decode_request, decode_request_reusing};

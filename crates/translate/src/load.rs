@@ -4,9 +4,14 @@
 //! is read by profbridge-pprof's `parse_unzipped`, JFR by profbridge-jfr.
 
 use profbridge_jfr::{convert as convert_jfr, ConvertOptions, Converted, JfrError};
+use std::borrow::Cow;
+
+use prost::bytes::Bytes;
+
 use profbridge_pprof::{
-    parse_unzipped, unzip, DecodeError, DecodeOptions, DetectError, Detected, FoldedError,
-    InputKind, LegacyError, ParseError, Profile, RawStrings,
+    decode_packed_gunzipped, decode_packed_keeping_raw, parse_unzipped, unzip, DecodeError,
+    DecodeOptions, DetectError, Detected, FoldedError, InputKind, LegacyError, PackedProfile,
+    ParseError, Profile, RawStrings, Unzipped,
 };
 use thiserror::Error;
 
@@ -14,12 +19,13 @@ use crate::json::{request_from_json_noting_unknown_keys, JsonError};
 use crate::otlp::ExportProfilesServiceRequest;
 use crate::otlp_decode::decode_request;
 
-/// What an input held.
+/// What an input held: pprof as a [`Profile`], or for
+/// [`load_any_packed`] as a [`PackedProfile`].
 #[derive(Debug)]
-pub enum Loaded {
+pub enum Loaded<P = Profile> {
     /// A profile, and the original bytes of its strings that were not
     /// UTF-8 (the profile holds them with U+FFFD).
-    Pprof(Profile, RawStrings),
+    Pprof(P, RawStrings),
     Otlp {
         request: ExportProfilesServiceRequest,
         /// For OTLP/JSON: what was read, for callers that warn.
@@ -83,7 +89,46 @@ pub fn load_any(
     folded_sample_type: (&str, &str),
     options: &DecodeOptions,
 ) -> Result<Loaded, LoadError> {
-    load(data, hint, false, folded_sample_type, options).map(|(loaded, _)| loaded)
+    let read = |unzipped, kind| read_pprof(unzipped, kind, folded_sample_type, options);
+    load(data, hint, false, options, read).map(|(loaded, _)| loaded)
+}
+
+/// [`load_any`] with pprof read into a [`PackedProfile`], whose samples
+/// stay in the protobuf: `data` itself when it is not gzipped (shared, not
+/// copied), else what it gunzips to.
+pub fn load_any_packed(
+    data: &Bytes,
+    hint: Option<InputKind>,
+    folded_sample_type: (&str, &str),
+    options: &DecodeOptions,
+) -> Result<Loaded<PackedProfile>, LoadError> {
+    let read = |unzipped: Unzipped<'_>, kind| match kind {
+        InputKind::Pprof => {
+            let decoded = match unzipped.bytes {
+                Cow::Owned(protobuf) => decode_packed_gunzipped(Bytes::from(protobuf)),
+                Cow::Borrowed(_) => decode_packed_keeping_raw(data.clone(), options),
+            };
+            decoded.map_err(LoadError::Pprof)
+        }
+        kind => read_pprof(unzipped, kind, folded_sample_type, options)
+            .map(|(profile, raw)| (PackedProfile::from_profile(profile), raw)),
+    };
+    load(data, hint, false, options, read).map(|(loaded, _)| loaded)
+}
+
+/// The pprof family's reader of gunzipped bytes, into a [`Profile`].
+fn read_pprof(
+    unzipped: Unzipped<'_>,
+    kind: InputKind,
+    folded_sample_type: (&str, &str),
+    options: &DecodeOptions,
+) -> Result<(Profile, RawStrings), LoadError> {
+    Ok(parse_unzipped(
+        &unzipped,
+        kind,
+        folded_sample_type,
+        options,
+    )?)
 }
 
 /// [`load_any`], and what detection finds in the gunzipped bytes even
@@ -95,16 +140,17 @@ pub fn load_any_detected(
     folded_sample_type: (&str, &str),
     options: &DecodeOptions,
 ) -> Result<(Loaded, Option<Detected>), LoadError> {
-    load(data, hint, true, folded_sample_type, options)
+    let read = |unzipped, kind| read_pprof(unzipped, kind, folded_sample_type, options);
+    load(data, hint, true, options, read)
 }
 
-fn load(
-    data: &[u8],
+fn load<'a, P>(
+    data: &'a [u8],
     hint: Option<InputKind>,
     always_detect: bool,
-    folded_sample_type: (&str, &str),
     options: &DecodeOptions,
-) -> Result<(Loaded, Option<Detected>), LoadError> {
+    read_pprof: impl FnOnce(Unzipped<'a>, InputKind) -> Result<(P, RawStrings), LoadError>,
+) -> Result<(Loaded<P>, Option<Detected>), LoadError> {
     let unzipped = unzip(data, options).map_err(|error| LoadError::Detect(error.into()))?;
     let (kind, detected) = match hint {
         Some(kind) => (
@@ -145,7 +191,7 @@ fn load(
             Ok((Loaded::Jfr(converted), detected))
         }
         kind => {
-            let (profile, raw) = parse_unzipped(&unzipped, kind, folded_sample_type, options)?;
+            let (profile, raw) = read_pprof(unzipped, kind)?;
             Ok((Loaded::Pprof(profile, raw), detected))
         }
     }

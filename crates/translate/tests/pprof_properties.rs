@@ -15,12 +15,13 @@
 use proptest::prelude::*;
 
 use profbridge_pprof::{
-    canonical_diff, encode, validate, Compression, EncodeOptions, Function, Label, Line, Location,
-    Mapping, Profile, Sample, StringInterner, ValueType,
+    canonical_diff, decode_packed_keeping_raw, encode, validate, Compression, DecodeOptions,
+    EncodeOptions, Function, Label, Line, Location, Mapping, Profile, Sample, StringInterner,
+    ValueType,
 };
 use profbridge_testkit::SeededRng;
 use profbridge_translate::{
-    otlp_to_pprof, pprof_to_otlp, PprofInput, ToOtlpOptions, ToPprofOptions,
+    otlp_to_pprof, pprof_to_otlp, PprofInput, PprofToOtlp, ToOtlpOptions, ToPprofOptions,
 };
 
 const TYPE_NAMES: [&str; 6] = [
@@ -316,6 +317,34 @@ proptest! {
         // And it is its own fixed point: a second trip gives the same bytes.
         let again = round_trip(&back);
         prop_assert_eq!(prost::Message::encode_to_vec(&again), prost::Message::encode_to_vec(&back));
+    }
+
+    /// A profile whose samples stay packed in its protobuf converts to the
+    /// request its prost-decoded form converts to, byte for byte.
+    #[test]
+    fn a_packed_profile_converts_as_its_decoded_form_does(seed in any::<u64>(), size in 0usize..40) {
+        let profile = random_pprof(seed, size);
+        let bytes = prost::Message::encode_to_vec(&profile);
+        let (packed, raw) = decode_packed_keeping_raw(bytes.into(), &DecodeOptions::default()).unwrap();
+        prop_assert!(raw.is_empty());
+        prop_assert_eq!(packed.sample_bytes().len(), profile.sample.len());
+        let request = |input: PprofToOtlp| {
+            assert!(input.rejected.is_empty(), "{:?}", input.rejected);
+            prost::Message::encode_to_vec(&input.request)
+        };
+        let options = ToOtlpOptions {
+            original_payload: true,
+            ..ToOtlpOptions::default()
+        };
+        let from_packed = request(pprof_to_otlp(
+            &[PprofInput { profile: &packed, resource_attributes: &[], scope: None, original_payload: Some(b"x") }],
+            &options,
+        ));
+        let from_decoded = request(pprof_to_otlp(
+            &[PprofInput { profile: &profile, resource_attributes: &[], scope: None, original_payload: Some(b"x") }],
+            &options,
+        ));
+        prop_assert!(from_packed == from_decoded, "the requests differ");
     }
 
     /// pprof's hand-written encoder writes exactly prost's bytes.

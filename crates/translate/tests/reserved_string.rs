@@ -9,7 +9,7 @@
     clippy::indexing_slicing
 )]
 
-use profbridge_pprof::{decode, DecodeOptions, Profile as Pprof};
+use profbridge_pprof::{decode, decode_packed_keeping_raw, DecodeOptions, Profile as Pprof};
 use profbridge_translate::canonical::canonicalize;
 use profbridge_translate::otlp::{
     bool_value, int_value, string_value, ExportProfilesServiceRequest, Function, Line, Location,
@@ -90,6 +90,8 @@ fn to_pprof(request: &ExportProfilesServiceRequest) -> Pprof {
     converted.profiles.into_iter().next().unwrap().profile
 }
 
+/// The request `p` converts to; the same, byte for byte, from `p` decoded
+/// with its samples left packed in its protobuf.
 fn to_otlp(p: &Pprof) -> ExportProfilesServiceRequest {
     let converted = pprof_to_otlp(
         &[PprofInput {
@@ -101,6 +103,18 @@ fn to_otlp(p: &Pprof) -> ExportProfilesServiceRequest {
         &ToOtlpOptions::default(),
     );
     assert!(converted.rejected.is_empty(), "{:?}", converted.rejected);
+    let bytes = prost::Message::encode_to_vec(p);
+    let (packed, _) = decode_packed_keeping_raw(bytes.into(), &DecodeOptions::default()).unwrap();
+    let from_packed = pprof_to_otlp(
+        &[PprofInput {
+            profile: &packed,
+            resource_attributes: &[],
+            scope: None,
+            original_payload: None,
+        }],
+        &ToOtlpOptions::default(),
+    );
+    assert_eq!(from_packed.request, converted.request);
     converted.request
 }
 

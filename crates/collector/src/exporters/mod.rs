@@ -15,3 +15,17 @@ pub mod pyroscope;
 mod to_pprof;
 
 pub use crate::pipeline::{BoxError, ExportCause, ExportError};
+
+/// An exporter's `compression` as receivers name what arrives, to match
+/// the bytes a request arrived as.
+fn on_the_wire(
+    compression: crate::settings::client::Compression,
+) -> crate::protocol::compression::Compression {
+    use crate::protocol::compression::Compression as Wire;
+    use crate::settings::client::Compression;
+    match compression {
+        Compression::Gzip => Wire::Gzip,
+        Compression::Zstd => Wire::Zstd,
+        Compression::None => Wire::Identity,
+    }
+}

@@ -8,23 +8,32 @@ use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
 
 use super::export_error::{ExportCause, ExportError};
-use super::Profiles;
+use super::{Profiles, Sent};
+use crate::protocol::compression::Compression;
 
-/// How one export goes, awaited by the exporter's sending queue.
-pub type ExportFuture = Pin<Box<dyn Future<Output = Result<(), ExportError>> + Send>>;
+/// How one export goes, awaited by the exporter's sending queue: what it
+/// sent, or why not.
+pub type ExportFuture = Pin<Box<dyn Future<Output = Result<Sent, ExportError>> + Send>>;
 
 /// An exporter's runtime: sends one batch where it belongs.
 pub trait Export: Send + Sync + 'static {
     /// Exports one batch; an exporter whose work blocks moves it to the
     /// blocking pool itself (see [`on_blocking_pool`]).
     fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture;
+
+    /// The compression of the OTLP protobuf it sends or writes (`Identity`:
+    /// none), if it does: receivers then keep the bytes a request arrived
+    /// as, for it to send as they are.
+    fn protobuf_compression(&self) -> Option<Compression> {
+        None
+    }
 }
 
 /// Runs blocking export `work` on the blocking pool.
 pub fn on_blocking_pool<T: Send + Sync + 'static>(
     exporter: Arc<T>,
     batch: Arc<Profiles>,
-    work: fn(&T, &Profiles) -> Result<(), ExportError>,
+    work: fn(&T, &Profiles) -> Result<Sent, ExportError>,
 ) -> ExportFuture {
     Box::pin(async move {
         tokio::task::spawn_blocking(move || work(&exporter, &batch))
@@ -83,6 +92,7 @@ impl Export for ChannelExporter {
             answer
                 .await
                 .unwrap_or_else(|_| Err(Unanswered::DroppedTheExport.into()))
+                .map(|()| Sent::Other)
         })
     }
 }
@@ -109,7 +119,12 @@ impl Exporter {
     }
 
     /// Exports one batch.
-    pub async fn export(self: &Arc<Self>, batch: &Arc<Profiles>) -> Result<(), ExportError> {
+    pub async fn export(self: &Arc<Self>, batch: &Arc<Profiles>) -> Result<Sent, ExportError> {
         Arc::clone(&self.runtime).export(Arc::clone(batch)).await
+    }
+
+    /// See [`Export::protobuf_compression`].
+    pub fn protobuf_compression(&self) -> Option<Compression> {
+        self.runtime.protobuf_compression()
     }
 }

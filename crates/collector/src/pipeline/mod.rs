@@ -17,6 +17,7 @@ mod export_error;
 mod exporter;
 mod memory;
 mod processing;
+mod received;
 mod request_pool;
 pub mod sending;
 
@@ -35,6 +36,7 @@ pub use exporter::{on_blocking_pool, Export, ExportFuture, Exporter};
 pub use memory::memory_estimate;
 pub use processing::{PipelineProcessor, Processed, Processor};
 pub use profiles::Profiles;
+pub use received::{Body, Keep, Received, Sent, Wanted};
 pub use request_pool::RequestPool;
 
 use processing::{InFlight, Stage};
@@ -160,6 +162,16 @@ impl PipelineHandle {
                 .iter()
                 .any(|exporter| exporter.has_room_for(bytes))
     }
+}
+
+/// The forms of an arriving request that some exporter of `pipelines`
+/// sends or stores as they are: what a receiver keeps with the request.
+pub fn wanted(pipelines: &[PipelineHandle]) -> Wanted {
+    pipelines
+        .iter()
+        .flat_map(|pipeline| pipeline.exporters.iter())
+        .map(|exporter| exporter.wanted())
+        .fold(Wanted::default(), Wanted::and)
 }
 
 /// A request to decode `encoded_size` protobuf bytes into, from the request

@@ -6,7 +6,9 @@ use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::Validated;
 use prost::Message;
 
+use super::received::{Body, Received, Sent};
 use super::RequestPool;
+use crate::protocol::compression::Compression;
 
 /// What flows through a pipeline (the Collector's pdata calls it
 /// `Profiles` too): one received request, its invalid profiles already
@@ -17,9 +19,9 @@ pub struct Profiles {
     /// What `validate_request` found for `request` exactly as it is, when
     /// whoever made the batch validated it; changing the request drops it.
     validation: Option<Validated>,
-    /// The protobuf `request` was decoded from, while it is unchanged:
-    /// exporters send these bytes rather than encode it again.
-    received: Option<Bytes>,
+    /// The bytes `request` arrived as, while it is unchanged: exporters
+    /// send these rather than encode and compress it again.
+    received: Option<Received>,
     pub received_at: SystemTime,
     /// Its protobuf size.
     pub encoded_size: usize,
@@ -70,32 +72,56 @@ impl Profiles {
         batch
     }
 
-    /// A batch of `request` as decoded from `protobuf`, with what
-    /// `validate_request` found for it if it was validated. Exporters that
-    /// send protobuf send `protobuf` itself until the request is changed.
+    /// A batch of `request`, `encoded_size` protobuf bytes, as it arrived
+    /// (`received`), with what `validate_request` found for it if it was
+    /// validated. Exporters send those bytes until the request is changed.
     pub fn received(
         request: ExportProfilesServiceRequest,
-        protobuf: Bytes,
+        encoded_size: usize,
+        received: Received,
         validation: Option<Validated>,
     ) -> Self {
-        let mut batch = Self::new(request, protobuf.len());
-        batch.memory_size = batch.memory_size.saturating_add(protobuf.len());
+        let mut batch = Self::new(request, encoded_size);
+        batch.memory_size = batch.memory_size.saturating_add(received.size());
         batch.validation = validation;
-        batch.received = Some(protobuf);
+        batch.received = (!received.is_empty()).then_some(received);
         batch
+    }
+
+    /// The bytes the request arrived as, while it is unchanged.
+    pub fn as_received(&self) -> Option<&Received> {
+        self.received.as_ref()
     }
 
     /// The protobuf the request arrived as, while it is unchanged.
     pub fn received_protobuf(&self) -> Option<&Bytes> {
-        self.received.as_ref()
+        self.received.as_ref()?.protobuf_bytes()
     }
 
     /// The request as protobuf: the bytes it arrived as when it is
     /// unchanged, else encoded now.
     pub fn protobuf(&self) -> Bytes {
-        self.received
-            .clone()
+        self.received_protobuf()
+            .cloned()
             .unwrap_or_else(|| Bytes::from(self.request.encode_to_vec()))
+    }
+
+    /// The request as sent compressed with `compression`: the message
+    /// that arrived when it arrived so and is unchanged, else its protobuf
+    /// (as it arrived, or encoded now) for the exporter to compress.
+    pub fn body(&self, compression: Compression) -> Body {
+        self.received
+            .as_ref()
+            .and_then(|received| received.body(compression))
+            .unwrap_or_else(|| Body::Encoded(Bytes::from(self.request.encode_to_vec())))
+    }
+
+    /// How [`Self::body`] would make the body, without making it.
+    pub fn sent_as(&self, compression: Compression) -> Sent {
+        self.received
+            .as_ref()
+            .and_then(|received| received.body(compression))
+            .map_or(Sent::Encoded, |body| body.sent())
     }
 
     pub fn request(&self) -> &ExportProfilesServiceRequest {
@@ -145,7 +171,11 @@ impl Profiles {
 impl Drop for Profiles {
     fn drop(&mut self) {
         if let Some(pool) = &self.request_pool {
-            pool.keep(std::mem::take(&mut self.request), self.memory_size);
+            let received = self.received.as_ref().map_or(0, Received::size);
+            pool.keep(
+                std::mem::take(&mut self.request),
+                self.memory_size.saturating_sub(received),
+            );
         }
     }
 }
@@ -181,12 +211,22 @@ mod tests {
         let mut arrived = request.encode_to_vec();
         arrived.extend_from_slice(&[0xf8, 0x3f, 0x01]);
         let arrived = Bytes::from(arrived);
-        let mut batch = Profiles::received(request.clone(), arrived.clone(), None);
+        let gzipped = Bytes::from_static(b"gzipped");
+        let received = Received::compressed(
+            Compression::Gzip,
+            Some(gzipped.clone()),
+            Some(arrived.clone()),
+        );
+        let mut batch = Profiles::received(request.clone(), arrived.len(), received, None);
         assert_eq!(batch.encoded_size, arrived.len());
         assert_eq!(batch.protobuf(), arrived);
         assert_eq!(batch.clone().received_protobuf(), Some(&arrived));
+        assert_eq!(batch.body(Compression::Gzip), Body::AsReceived(gzipped));
+        assert_eq!(batch.body(Compression::Zstd), Body::Recompress(arrived));
         batch.request_mut();
         assert!(batch.received_protobuf().is_none());
-        assert_eq!(batch.protobuf(), Bytes::from(request.encode_to_vec()));
+        let encoded = Bytes::from(request.encode_to_vec());
+        assert_eq!(batch.protobuf(), encoded);
+        assert_eq!(batch.body(Compression::Gzip), Body::Encoded(encoded));
     }
 }

@@ -3,12 +3,10 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{validate_request, ProfileRef};
 
-use crate::pipeline::{Confirmation, PipelineHandle, Profiles, Reservation};
+use crate::pipeline::{Confirmation, PipelineHandle, Profiles, Received, Reservation};
 use crate::telemetry::recent_errors::profiles_phrase;
 use crate::telemetry::{ReceiverMetrics, RefusedReason};
 
@@ -148,13 +146,13 @@ fn refused_before_decoding(metrics: &ReceiverMetrics, detail: &str) {
 /// Validates, filters and queues; blocking work, run off the async workers.
 /// Counts what was accepted and refused, and logs each refusal once. The
 /// admission is given back just before the request is queued, which then
-/// holds its own, measured, share of the budgets. `protobuf`, the bytes
-/// the request was decoded from, goes with it when nothing in it is
-/// rejected, for exporters to send as they are.
+/// holds its own, measured, share of the budgets. `received`, the bytes
+/// the request arrived as, goes with it when nothing in it is rejected,
+/// for exporters to send as they are.
 pub fn intake(
     mut request: ExportProfilesServiceRequest,
     encoded_size: usize,
-    protobuf: Option<Bytes>,
+    received: Option<Received>,
     pipelines: &[PipelineHandle],
     metrics: &ReceiverMetrics,
     admission: Admission,
@@ -188,8 +186,8 @@ pub fn intake(
             validated.invalid.iter().map(|(at, _)| *at).collect(),
         );
         Profiles::new(request, encoded_size)
-    } else if let Some(protobuf) = protobuf {
-        Profiles::received(request, protobuf, Some(validated))
+    } else if let Some(received) = received {
+        Profiles::received(request, encoded_size, received, Some(validated))
     } else {
         // Exactly the request that passed: exporters need not validate it.
         Profiles::validated(request, encoded_size, validated)

@@ -287,14 +287,31 @@ pub struct ExporterMetrics {
     enqueue_failed_samples: Counter,
     dead_letter_write_failures: Counter,
     queue_storage_failures: Counter,
+    /// Requests sent by how their OTLP protobuf body was made (the `body`
+    /// label), for an exporter that sends or writes one.
+    sent_bodies: Vec<(&'static str, Counter)>,
     /// Its last few errors, for the zpages.
     errors: ErrorLog,
 }
 
 impl ExporterMetrics {
-    pub fn new(registry: &Registry, exporter: &str) -> Self {
+    /// The counters of `exporter`, with one for each kind of body it sends
+    /// (`bodies`: none for an exporter that sends no OTLP protobuf).
+    pub fn new(registry: &Registry, exporter: &str, bodies: &[&'static str]) -> Self {
         let label = || labels(&[("exporter", exporter)]);
+        let sent_bodies = bodies
+            .iter()
+            .map(|body| {
+                let counter = registry.counter(
+                    "profbridge_exporter_sent_requests_total",
+                    "Requests an exporter of OTLP protobuf sent or wrote, by body: the bytes that arrived (as_received), the protobuf that arrived compressed anew or decompressed (recompressed), or the request encoded again (encoded).",
+                    labels(&[("exporter", exporter), ("body", body)]),
+                );
+                (*body, counter)
+            })
+            .collect();
         Self {
+            sent_bodies,
             sent_profiles: registry.counter(
                 "profbridge_exporter_sent_profiles_total",
                 "Profiles an exporter wrote or sent.",
@@ -352,6 +369,13 @@ impl ExporterMetrics {
         } else {
             self.send_failed_profiles.add_count(profiles);
             self.send_failed_samples.add_count(samples);
+        }
+    }
+
+    /// Counts a request sent (or written) with a body of kind `body`.
+    pub fn sent_body(&self, body: &str) {
+        if let Some((_, counter)) = self.sent_bodies.iter().find(|(kind, _)| *kind == body) {
+            counter.add(1);
         }
     }
 

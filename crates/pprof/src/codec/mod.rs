@@ -1,6 +1,7 @@
 //! Bytes ⇄ [`Profile`]: gzip detection, size limits, protobuf, validation.
 
 mod gzip;
+mod packed;
 mod presized;
 mod raw_strings;
 pub mod wire;
@@ -12,6 +13,7 @@ use crate::validate::{validate, ValidationError};
 use crate::Profile;
 
 pub use gzip::{gunzip_into, gzip_trailer_size, is_gzip, GunzipError, GzipCompressor};
+pub use packed::{decode_packed_gunzipped, decode_packed_keeping_raw, PackedProfile, SampleSource};
 pub use raw_strings::RawStrings;
 
 /// Largest accepted input, compressed or not: 64 MiB.
@@ -207,6 +209,15 @@ pub fn encode(profile: &Profile, options: &EncodeOptions) -> Vec<u8> {
 pub fn encode_keeping_raw(profile: &Profile, raw: &RawStrings, options: &EncodeOptions) -> Vec<u8> {
     let mut out = encode_buffer(profile);
     wire::write_profile_keeping_raw(profile, raw, &mut out);
+    compress(out, options)
+}
+
+/// [`encode_keeping_raw`] of a packed profile, which is freed once its
+/// protobuf is written, before it is compressed.
+pub fn encode_packed(profile: PackedProfile, raw: &RawStrings, options: &EncodeOptions) -> Vec<u8> {
+    let mut out = Vec::with_capacity(packed::encoded_len_hint(&profile));
+    wire::write_source_keeping_raw(&profile, raw, &mut out);
+    drop(profile);
     compress(out, options)
 }
 

@@ -9,18 +9,39 @@ use crate::Profile;
 /// when the bytes do not scan (prost then says what is wrong with them).
 pub(super) fn profile_for(bytes: &[u8]) -> Profile {
     let mut profile = Profile::default();
-    // Fields 1 to 6 of profile.proto's Profile.
-    if let Some([_, sample_types, samples, mappings, locations, functions, strings]) =
-        count_fields(bytes)
-    {
-        profile.sample_type.reserve_exact(sample_types);
-        profile.sample.reserve_exact(samples);
-        profile.mapping.reserve_exact(mappings);
-        profile.location.reserve_exact(locations);
-        profile.function.reserve_exact(functions);
-        profile.string_table.reserve_exact(strings);
+    if let Some(counts) = count_tables(bytes) {
+        profile.sample_type.reserve_exact(counts.sample_types);
+        profile.sample.reserve_exact(counts.samples);
+        profile.mapping.reserve_exact(counts.mappings);
+        profile.location.reserve_exact(counts.locations);
+        profile.function.reserve_exact(counts.functions);
+        profile.string_table.reserve_exact(counts.strings);
     }
     profile
+}
+
+/// How many entries each repeated message field of a profile has.
+pub(super) struct TableCounts {
+    pub sample_types: usize,
+    pub samples: usize,
+    pub mappings: usize,
+    pub locations: usize,
+    pub functions: usize,
+    pub strings: usize,
+}
+
+/// The entries of fields 1 to 6 of profile.proto's Profile; `None` when
+/// the bytes do not scan.
+pub(super) fn count_tables(bytes: &[u8]) -> Option<TableCounts> {
+    let [_, sample_types, samples, mappings, locations, functions, strings] = count_fields(bytes)?;
+    Some(TableCounts {
+        sample_types,
+        samples,
+        mappings,
+        locations,
+        functions,
+        strings,
+    })
 }
 
 /// How many times each of fields 0 to 6 occurs at the top level.

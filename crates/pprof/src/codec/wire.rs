@@ -3,8 +3,10 @@
 //! out, repeated scalars packed), without prost's second pass over every
 //! nested message to learn its length first.
 
+use std::convert::Infallible;
+
 use super::RawStrings;
-use crate::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
+use crate::{Function, Label, Line, Location, Mapping, Profile, Sample, SampleSource, ValueType};
 
 use field::{
     function as fun, label as lab, line as lin, location as loc, mapping as map, profile as pro,
@@ -85,24 +87,30 @@ pub mod field {
 
 /// The whole profile.
 pub fn write_profile(profile: &Profile, out: &mut Vec<u8>) {
-    write_sample_types(profile, out);
-    for sample in &profile.sample {
-        put_message(out, pro::SAMPLE, |out| write_sample(sample, out));
-    }
-    write_after_samples(profile, out);
+    write_source_keeping_raw(profile, &RawStrings::default(), out);
 }
 
 /// The whole profile, with the original bytes of the strings `raw` kept
 /// ([`RawStrings::bytes_of`]).
 pub fn write_profile_keeping_raw(profile: &Profile, raw: &RawStrings, out: &mut Vec<u8>) {
+    write_source_keeping_raw(profile, raw, out);
+}
+
+/// [`write_profile_keeping_raw`] of a profile whose samples come from
+/// `source`.
+pub fn write_source_keeping_raw(source: &impl SampleSource, raw: &RawStrings, out: &mut Vec<u8>) {
+    let profile = source.tables();
+    write_sample_types(profile, out);
+    source
+        .try_for_each_sample(|_, sample| {
+            put_message(out, pro::SAMPLE, |out| write_sample(sample, out));
+            Ok::<(), Infallible>(())
+        })
+        .unwrap_or_else(|never| match never {});
     if raw.is_empty() {
-        return write_profile(profile, out);
+        return write_after_samples(profile, out);
     }
     let strings = raw.bytes_of(&profile.string_table);
-    write_sample_types(profile, out);
-    for sample in &profile.sample {
-        put_message(out, pro::SAMPLE, |out| write_sample(sample, out));
-    }
     write_mappings(profile, out);
     for location in &profile.location {
         put_message(out, pro::LOCATION, |out| write_location(location, out));

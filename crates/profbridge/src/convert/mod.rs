@@ -8,11 +8,12 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use prost::bytes::Bytes;
 use prost::Message;
 
 use profbridge_pprof::{
-    encode_keeping_raw, sample_type_index, write_folded, Compression, EncodeOptions, Profile,
-    RawStrings,
+    encode_keeping_raw, encode_packed, sample_type_index, write_folded, Compression, EncodeOptions,
+    PackedProfile, Profile, RawStrings,
 };
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::otlp::{key_value, string_value, ExportProfilesServiceRequest, KeyValue};
@@ -45,12 +46,13 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
         eprintln!("profbridge convert: {message}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
+    crate::allocator::apply_convert_settings();
     let progress = progress_bar(args.inputs.len());
     let mut failed = 0;
     let mut merged = Vec::new();
     for path in &args.inputs {
-        let result = Input::read(path).and_then(|input| {
-            let requests_or_outputs = convert_one(&input, args, format)?;
+        let result = Input::read(path).and_then(|mut input| {
+            let requests_or_outputs = convert_one(&mut input, args, format)?;
             Ok((input, requests_or_outputs))
         });
         match result {
@@ -128,10 +130,16 @@ enum Step {
     Outputs(Vec<Converted>),
 }
 
-fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Result<Step> {
+fn convert_one(input: &mut Input, args: &ConvertArgs, format: OutputFormat) -> Result<Step> {
     let folded_type = folded_sample_type(args.sample_type.as_deref());
     let loaded =
         load(input, args.from, &folded_type).map_err(|e| anyhow!("{}: {e:#}", input.name))?;
+    if !args.original_payload {
+        // What was read is freed here unless the profile shares it (it was
+        // not gzipped): the conversion after this is the peak of memory.
+        input.bytes = Bytes::new();
+    }
+    let input = &*input;
     let name = &input.name;
     let resource: Vec<KeyValue> = args
         .resource_attrs
@@ -170,18 +178,20 @@ fn convert_one(input: &Input, args: &ConvertArgs, format: OutputFormat) -> Resul
         Loaded::Pprof(profile, raw) if otlp_out => {
             warn_replaced_strings(name, &raw);
             let request = pprof_request(&profile, input, args, &resource)?;
+            drop(profile);
             if args.merge {
                 return Ok(Step::Request(request));
             }
             vec![encode_request(&request, format)]
         }
-        Loaded::Pprof(profile, raw) => {
-            if format == OutputFormat::Folded {
-                warn_replaced_strings(name, &raw);
-            }
-            vec![write_pprof_like(&profile, &raw, args, format)
-                .map_err(|e| anyhow!("{name}: {e:#}"))?]
+        Loaded::Pprof(profile, raw) if format == OutputFormat::Folded => {
+            warn_replaced_strings(name, &raw);
+            vec![
+                write_pprof_like(&profile.into_profile(), &raw, args, format)
+                    .map_err(|e| anyhow!("{name}: {e:#}"))?,
+            ]
         }
+        Loaded::Pprof(profile, raw) => vec![encode_packed(profile, &raw, &encode_options(args))],
         Loaded::Otlp(mut request) => {
             let validated = validate_request(&request).map_err(|e| anyhow!("{name}: {e}"))?;
             if let Some((_, error)) = validated.invalid.first() {
@@ -233,7 +243,7 @@ fn otlp_options(args: &ConvertArgs) -> ToOtlpOptions {
 }
 
 fn pprof_request(
-    profile: &Profile,
+    profile: &PackedProfile,
     input: &Input,
     args: &ConvertArgs,
     resource: &[KeyValue],
@@ -311,15 +321,16 @@ fn write_pprof_like(
         let index = folded_type_index(profile, args.sample_type.as_deref())?;
         return Ok(write_folded(profile, index)?.into_bytes());
     }
+    Ok(encode_keeping_raw(profile, raw, &encode_options(args)))
+}
+
+/// How pprof output is compressed.
+fn encode_options(args: &ConvertArgs) -> EncodeOptions {
     let compression = match args.gzip_level {
         0 => Compression::None,
         level => Compression::Gzip { level },
     };
-    Ok(encode_keeping_raw(
-        profile,
-        raw,
-        &EncodeOptions { compression },
-    ))
+    EncodeOptions { compression }
 }
 
 /// The sample type folded output is written for: the one named, else the

@@ -82,7 +82,7 @@ pub fn read_source(path: &std::path::Path, from: InputFormat) -> Result<Source> 
         Loaded::Pprof(profile, raw) => (
             vec![InspectedProfile {
                 origin: None,
-                profile,
+                profile: profile.into_profile(),
                 raw,
             }],
             Vec::new(),

@@ -20,10 +20,11 @@ pub enum Destination {
 
 impl Destination {
     async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
-        match self {
+        let sent = match self {
             Self::Grpc(exporter) => exporter.export(batch).await,
             Self::Http(exporter) => exporter.export(batch).await,
-        }
+        };
+        sent.map(|_| ())
     }
 }
 

@@ -9,6 +9,7 @@
     clippy::indexing_slicing
 )]
 
+pub mod capture;
 pub mod collector;
 pub mod http;
 pub mod in_process;

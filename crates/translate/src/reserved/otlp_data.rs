@@ -19,7 +19,7 @@
 use serde_json::{json, Map, Value};
 use thiserror::Error;
 
-use profbridge_pprof::Profile as Pprof;
+use profbridge_pprof::SampleSource;
 
 use crate::json::{any_value_from_json, any_value_to_json};
 use crate::keys::{
@@ -144,10 +144,11 @@ impl OtlpData {
     /// The reserved string of `p`, decoded: its last string, when it starts
     /// with [`PREFIX`] and no field references it. `None` when there is
     /// none; an error when it does not decode.
-    pub fn of_pprof(p: &Pprof) -> Option<Result<Self, OtlpDataError>> {
+    pub fn of_pprof(source: &impl SampleSource) -> Option<Result<Self, OtlpDataError>> {
+        let p = source.tables();
         let last = p.string_table.len().checked_sub(1).filter(|&i| i != 0)?;
         let text = p.string_table.get(last)?;
-        if !text.starts_with(PREFIX) || references(p, last as i64) {
+        if !text.starts_with(PREFIX) || references(source, last as i64) {
             return None;
         }
         Some(Self::decode(text))
@@ -155,15 +156,24 @@ impl OtlpData {
 }
 
 /// Whether a field of `p` references string `index`.
-fn references(p: &Pprof, index: i64) -> bool {
+fn references(source: &impl SampleSource, index: i64) -> bool {
+    let p = source.tables();
     let value_type = |vt: &profbridge_pprof::ValueType| vt.r#type == index || vt.unit == index;
     p.sample_type.iter().any(value_type)
         || p.period_type.as_ref().is_some_and(value_type)
-        || p.sample.iter().any(|s| {
-            s.label
-                .iter()
-                .any(|l| l.key == index || l.str == index || l.num_unit == index)
-        })
+        || source
+            .try_for_each_sample(|_, s| {
+                let referenced = s
+                    .label
+                    .iter()
+                    .any(|l| l.key == index || l.str == index || l.num_unit == index);
+                if referenced {
+                    Err(())
+                } else {
+                    Ok(())
+                }
+            })
+            .is_err()
         || p.mapping
             .iter()
             .any(|m| m.filename == index || m.build_id == index)

@@ -46,6 +46,16 @@ pub(super) struct SampleLabels {
     pub attributes: Vec<i32>,
 }
 
+impl SampleLabels {
+    /// What a sample without labels gets.
+    pub fn is_empty(&self) -> bool {
+        self.frame_types.is_none()
+            && self.link.is_none()
+            && self.timestamp.is_none()
+            && self.attributes.is_empty()
+    }
+}
+
 /// Decoded frame types as ids into `LabelCache::frame_type_names`, shared by
 /// the samples whose labels are equal.
 pub(super) type FrameTypes = Rc<[Option<u32>]>;

@@ -3,10 +3,14 @@
 mod labels;
 mod tables;
 
-use rustc_hash::FxHashMap;
+use std::convert::Infallible;
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+use rustc_hash::FxBuildHasher;
 use thiserror::Error;
 
-use profbridge_pprof::{validate, Profile as Pprof, ValidationError};
+use profbridge_pprof::{validate_source, Profile as Pprof, SampleSource, ValidationError};
 
 use crate::dictionary::{DictionaryBuilder, Room};
 use crate::keys::{
@@ -17,15 +21,17 @@ use crate::otlp::{
     KeyValue, Profile, Resource, ResourceProfiles, Sample, ScopeProfiles, ValueType,
 };
 pub use labels::LabelError;
-use labels::LabelValue;
+use labels::{LabelValue, SampleLabels};
 use tables::Tables;
 
 use crate::reserved::otlp_data::{self, OtlpData};
 
-/// One pprof profile to convert, with the resource it comes from.
-#[derive(Debug, Clone, Copy)]
-pub struct PprofInput<'a> {
-    pub profile: &'a Pprof,
+/// One pprof profile to convert, with the resource it comes from: a
+/// decoded [`Pprof`], or any [`SampleSource`] (such as a
+/// `profbridge_pprof::PackedProfile`, whose samples stay packed).
+#[derive(Debug)]
+pub struct PprofInput<'a, P: ?Sized = Pprof> {
+    pub profile: &'a P,
     pub resource_attributes: &'a [KeyValue],
     /// The instrumentation scope to report, when it is not profbridge's
     /// (for example the one an OTLP → pprof conversion handed back).
@@ -33,6 +39,14 @@ pub struct PprofInput<'a> {
     /// The bytes the profile was read from, kept when the options ask.
     pub original_payload: Option<&'a [u8]>,
 }
+
+impl<P: ?Sized> Clone for PprofInput<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<P: ?Sized> Copy for PprofInput<'_, P> {}
 
 #[derive(Debug, Clone)]
 pub struct ToOtlpOptions {
@@ -84,7 +98,10 @@ pub struct PprofToOtlp {
 
 /// Converts several pprof profiles into one request with a shared
 /// dictionary. An input that cannot be converted is reported and skipped.
-pub fn pprof_to_otlp(inputs: &[PprofInput<'_>], options: &ToOtlpOptions) -> PprofToOtlp {
+pub fn pprof_to_otlp<P: SampleSource>(
+    inputs: &[PprofInput<'_, P>],
+    options: &ToOtlpOptions,
+) -> PprofToOtlp {
     let mut dictionary = DictionaryBuilder::new();
     let mut out = PprofToOtlp::default();
     for (index, input) in inputs.iter().enumerate() {
@@ -115,19 +132,67 @@ type Identity = (i32, Vec<i32>, i32);
 /// pprof samples merged by identity; timestamped ones keep one observation
 /// per pprof sample, and only consecutive ones share a row, so that the
 /// pprof sample order survives the round trip.
+/// Untimed rows sum their samples' values into [`Rows::totals`].
 struct Row {
     identity: Identity,
-    values: Vec<i64>,
     observations: Vec<(u64, Vec<i64>)>,
 }
 
-fn convert(
-    input: &PprofInput<'_>,
+/// The rows, and every row's value totals in one array (a row's at
+/// `row * types`), so that a row of a large profile costs no allocation.
+struct Rows {
+    rows: Vec<Row>,
+    totals: Vec<i64>,
+    types: usize,
+}
+
+impl Rows {
+    fn with_capacity(rows: usize, types: usize) -> Self {
+        Self {
+            rows: Vec::with_capacity(rows),
+            totals: Vec::with_capacity(rows.saturating_mul(types)),
+            types,
+        }
+    }
+
+    fn push(&mut self, identity: Identity) -> usize {
+        self.rows.push(Row {
+            identity,
+            observations: Vec::new(),
+        });
+        self.totals.resize(self.totals.len() + self.types, 0);
+        self.rows.len() - 1
+    }
+
+    fn totals(&self, row: usize) -> &[i64] {
+        let start = row.saturating_mul(self.types);
+        self.totals
+            .get(start..start.saturating_add(self.types))
+            .unwrap_or_default()
+    }
+
+    fn add(&mut self, row: usize, values: &[i64]) {
+        let start = row.saturating_mul(self.types);
+        let end = start.saturating_add(self.types);
+        if let Some(totals) = self.totals.get_mut(start..end) {
+            for (total, value) in totals.iter_mut().zip(values) {
+                *total = total.wrapping_add(*value);
+            }
+        }
+    }
+}
+
+fn convert<P: SampleSource>(
+    input: &PprofInput<'_, P>,
     options: &ToOtlpOptions,
     dictionary: &mut DictionaryBuilder,
 ) -> Result<ResourceProfiles, ToOtlpError> {
-    let p = input.profile;
-    validate(p)?;
+    let source = input.profile;
+    if !source.validated() {
+        validate_source(source)?;
+    }
+    let p = source.tables();
+    let sample_count = source.sample_count();
     let text = |index: i64| {
         usize::try_from(index)
             .ok()
@@ -149,7 +214,7 @@ fn convert(
     let mut label_buffer: Vec<(&str, LabelValue<'_>)> = Vec::new();
 
     // A reserved string that does not decode is ignored (docs/mapping.md).
-    let data = OtlpData::of_pprof(p)
+    let data = OtlpData::of_pprof(source)
         .and_then(Result::ok)
         .unwrap_or_default();
     dictionary.reserve(&Room {
@@ -157,12 +222,13 @@ fn convert(
         mappings: p.mapping.len(),
         functions: p.function.len(),
         locations: p.location.len(),
-        stacks: p.sample.len(),
+        stacks: sample_count,
     });
     let mut tables = Tables::new(p, &text, dictionary, &data);
-    let mut converted = Vec::with_capacity(p.sample.len());
+    // Most samples of a large profile have no labels: theirs are not kept.
+    let mut converted: Vec<Option<Box<SampleLabels>>> = Vec::with_capacity(sample_count);
     let mut cache = labels::LabelCache::default();
-    for (index, sample) in p.sample.iter().enumerate() {
+    source.try_for_each_sample(|index, sample| {
         label_buffer.clear();
         label_buffer.extend(sample.label.iter().filter_map(resolve_label));
         let labels = &label_buffer;
@@ -178,63 +244,73 @@ fn convert(
             error,
         })?;
         tables.note_frame_types(&sample.location_id, labels.frame_types.as_deref());
-        converted.push(labels);
-    }
+        converted.push((!labels.is_empty()).then(|| Box::new(labels)));
+        Ok::<(), ToOtlpError>(())
+    })?;
     tables.intern_in_table_order(&cache.frame_type_names);
 
     let types = p.sample_type.len();
     // At most a row a sample; the room not used is never touched.
-    let mut rows: Vec<Row> = Vec::with_capacity(p.sample.len());
-    let mut plain_rows: FxHashMap<Identity, usize> = FxHashMap::default();
+    let mut rows = Rows::with_capacity(sample_count, types);
+    // Untimed rows by identity, as positions in `rows`.
+    let mut plain_rows: HashTable<usize> = HashTable::with_capacity(sample_count);
     let mut last_row: Option<usize> = None;
     let mut scratch = Vec::new();
-    for (sample, labels) in p.sample.iter().zip(converted) {
-        let stack = tables.stack(
-            &sample.location_id,
-            labels.frame_types.as_deref(),
-            &mut scratch,
-        );
-        let link = labels.link.map_or(0, |link| tables.dictionary().link(link));
-        let identity = (stack, labels.attributes, link);
-        let row = match labels.timestamp {
-            None => *plain_rows.entry(identity.clone()).or_insert_with(|| {
-                rows.push(Row {
-                    identity,
-                    values: vec![0; types],
-                    observations: Vec::new(),
-                });
-                rows.len() - 1
-            }),
-            Some(timestamp) => {
-                let continues = last_row
-                    .and_then(|r| rows.get(r))
-                    .is_some_and(|r| !r.observations.is_empty() && r.identity == identity);
-                let row = match last_row {
-                    Some(r) if continues => r,
-                    _ => {
-                        rows.push(Row {
-                            identity,
-                            values: Vec::new(),
-                            observations: Vec::new(),
-                        });
-                        rows.len() - 1
+    let mut converted = converted.into_iter();
+    source
+        .try_for_each_sample(|_, sample| {
+            let Some(labels) = converted.next() else {
+                return Ok(());
+            };
+            let labels = labels.map_or_else(SampleLabels::default, |labels| *labels);
+            let stack = tables.stack(
+                &sample.location_id,
+                labels.frame_types.as_deref(),
+                &mut scratch,
+            );
+            let link = labels.link.map_or(0, |link| tables.dictionary().link(link));
+            let identity = (stack, labels.attributes, link);
+            let row = match labels.timestamp {
+                None => {
+                    let hash = FxBuildHasher.hash_one(&identity);
+                    let identity_of = |row: &usize| rows.rows.get(*row).map(|r| &r.identity);
+                    let found = plain_rows
+                        .find(hash, |row| identity_of(row) == Some(&identity))
+                        .copied();
+                    let row = match found {
+                        Some(row) => row,
+                        None => {
+                            let row = rows.push(identity);
+                            let identity_hash = |row: &usize| {
+                                rows.rows
+                                    .get(*row)
+                                    .map_or(0, |r| FxBuildHasher.hash_one(&r.identity))
+                            };
+                            plain_rows.insert_unique(hash, row, identity_hash);
+                            row
+                        }
+                    };
+                    rows.add(row, &sample.value);
+                    row
+                }
+                Some(timestamp) => {
+                    let continues = last_row
+                        .and_then(|r| rows.rows.get(r))
+                        .is_some_and(|r| !r.observations.is_empty() && r.identity == identity);
+                    let row = match last_row {
+                        Some(r) if continues => r,
+                        _ => rows.push(identity),
+                    };
+                    if let Some(r) = rows.rows.get_mut(row) {
+                        r.observations.push((timestamp, sample.value.clone()));
                     }
-                };
-                if let Some(r) = rows.get_mut(row) {
-                    r.observations.push((timestamp, sample.value.clone()));
+                    row
                 }
-                row
-            }
-        };
-        if labels.timestamp.is_none() {
-            if let Some(r) = rows.get_mut(row) {
-                for (total, value) in r.values.iter_mut().zip(&sample.value) {
-                    *total = total.wrapping_add(*value);
-                }
-            }
-        }
-        last_row = Some(row);
-    }
+            };
+            last_row = Some(row);
+            Ok::<(), Infallible>(())
+        })
+        .unwrap_or_else(|never| match never {});
 
     let dictionary = tables.into_dictionary();
     let order = sample_type_order(p, &text);
@@ -265,13 +341,15 @@ fn convert(
                 });
             let value_of = |values: &[i64]| column.and_then(|c| values.get(c).copied());
             let samples = rows
+                .rows
                 .iter()
-                .map(|row| Sample {
+                .enumerate()
+                .map(|(index, row)| Sample {
                     stack_index: row.identity.0,
                     attribute_indices: row.identity.1.clone(),
                     link_index: row.identity.2,
                     values: if row.observations.is_empty() {
-                        value_of(&row.values).into_iter().collect()
+                        value_of(rows.totals(index)).into_iter().collect()
                     } else {
                         row.observations
                             .iter()

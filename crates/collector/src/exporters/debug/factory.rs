@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::config::DebugExporterConfig;
 use super::DebugExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
-use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles};
+use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles, Sent};
 
 pub struct DebugExporterFactory;
 
@@ -24,6 +24,8 @@ impl ExporterFactory for DebugExporterFactory {
 
 impl Export for DebugExporter {
     fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
-        on_blocking_pool(self, batch, DebugExporter::export)
+        on_blocking_pool(self, batch, |exporter, batch| {
+            DebugExporter::export(exporter, batch).map(|()| Sent::Other)
+        })
     }
 }

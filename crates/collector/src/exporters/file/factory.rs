@@ -5,7 +5,8 @@ use std::sync::Arc;
 use super::config::{FileExporterConfig, FileFormat};
 use super::FileExporter;
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
-use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles};
+use crate::pipeline::{on_blocking_pool, Export, ExportFuture, Exporter, Profiles, Sent};
+use crate::protocol::compression::Compression;
 
 pub struct FileExporterFactory;
 
@@ -41,7 +42,16 @@ impl ExporterFactory for FileExporterFactory {
 impl Export for FileExporter {
     fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         on_blocking_pool(self, batch, |exporter, batch| {
-            FileExporter::export(exporter, batch).map(|_| ())
+            FileExporter::export(exporter, batch)?;
+            Ok(match exporter.format {
+                FileFormat::Otlp => batch.sent_as(Compression::Identity),
+                FileFormat::Pprof | FileFormat::OtlpJson => Sent::Other,
+            })
         })
+    }
+
+    /// `format: otlp` writes the protobuf a request arrived as.
+    fn protobuf_compression(&self) -> Option<Compression> {
+        (self.format == FileFormat::Otlp).then_some(Compression::Identity)
     }
 }

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::component::{BuiltExporter, ExporterFactory, StartError};
 use crate::exporters::helper::config::{EmbedsHelper, ExporterHelperConfig};
-use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
+use crate::pipeline::{Export, ExportFuture, Exporter, Profiles, Sent};
 use crate::settings::{EmbeddedPart, Options};
 
 /// No options: `nop:` or `nop: {}`; the helper runs with its defaults.
@@ -34,7 +34,7 @@ struct NopExporter;
 
 impl Export for NopExporter {
     fn export(self: Arc<Self>, _batch: Arc<Profiles>) -> ExportFuture {
-        Box::pin(async { Ok(()) })
+        Box::pin(async { Ok(Sent::Other) })
     }
 }
 

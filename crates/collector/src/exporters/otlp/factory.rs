@@ -6,6 +6,7 @@ use super::config::OtlpExporterConfig;
 use super::OtlpGrpcExporter;
 use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
+use crate::protocol::compression::Compression;
 
 pub struct OtlpExporterFactory;
 
@@ -47,5 +48,9 @@ fn built(id: &str, exporter: OtlpGrpcExporter) -> BuiltExporter {
 impl Export for OtlpGrpcExporter {
     fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async move { OtlpGrpcExporter::export(&self, &batch).await })
+    }
+
+    fn protobuf_compression(&self) -> Option<Compression> {
+        Some(crate::exporters::on_the_wire(self.compression()))
     }
 }

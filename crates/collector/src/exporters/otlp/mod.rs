@@ -6,6 +6,7 @@
 mod codec;
 pub mod config;
 mod factory;
+mod precompressed;
 mod status;
 
 pub use factory::OtlpExporterFactory;
@@ -23,11 +24,12 @@ use super::partial_success::warn_partial_success;
 use super::{ExportCause, ExportError};
 use crate::client::skip_verify::UnverifiedTlsConnector;
 use crate::client::tls::{split_scheme, uses_tls, ClientTlsError, TlsFiles};
-use crate::pipeline::Profiles;
+use crate::pipeline::{Body, Profiles, Sent};
 use crate::settings::client::{Compression, TlsConfig};
 use crate::tls::BearerAuth;
 use codec::ExportCodec;
 use config::OtlpExporterConfig;
+use precompressed::{CompressedMessage, PassThrough};
 
 const EXPORT_PATH: &str =
     "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export";
@@ -42,7 +44,7 @@ pub struct OtlpGrpcExporter {
     unverified: Option<UnverifiedTlsConnector>,
     channel: OnceCell<Channel>,
     metadata: MetadataMap,
-    compression: Option<CompressionEncoding>,
+    compression: Compression,
     timeout: Duration,
     /// An authenticator extension's credentials, sent with every export.
     auth: Option<BearerAuth>,
@@ -67,11 +69,7 @@ impl OtlpGrpcExporter {
             unverified,
             channel: OnceCell::new(),
             metadata: metadata(config).map_err(invalid)?,
-            compression: match config.compression {
-                Compression::Gzip => Some(CompressionEncoding::Gzip),
-                Compression::Zstd => Some(CompressionEncoding::Zstd),
-                Compression::None => None,
-            },
+            compression: config.compression,
             timeout: config.helper.timeout.0,
             auth: None,
         })
@@ -89,13 +87,20 @@ impl OtlpGrpcExporter {
         &self.endpoint_text
     }
 
-    /// One export attempt, limited by the configured timeout. A reply that
-    /// rejects some profiles is a success (they would be rejected again)
-    /// and is logged.
-    pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
-        let body = batch.protobuf();
+    /// The compression of what it sends.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// One export attempt, limited by the configured timeout: the bytes
+    /// the request arrived as when its compression is this exporter's,
+    /// else its protobuf compressed by tonic. A reply that rejects some
+    /// profiles is a success (they would be rejected again) and is logged.
+    pub async fn export(&self, batch: &Profiles) -> Result<Sent, ExportError> {
+        let body = batch.body(crate::exporters::on_the_wire(self.compression));
+        let sent = body.sent();
         match tokio::time::timeout(self.timeout, self.send(body)).await {
-            Ok(result) => result,
+            Ok(result) => result.map(|()| sent),
             Err(_) => Err(ExportError::retryable(ExportCause::NoReply {
                 endpoint: self.endpoint_text.clone(),
                 limit: self.timeout,
@@ -103,7 +108,7 @@ impl OtlpGrpcExporter {
         }
     }
 
-    async fn send(&self, body: Bytes) -> Result<(), ExportError> {
+    async fn send(&self, body: Body) -> Result<(), ExportError> {
         let channel = self
             .channel
             .get_or_init(|| async {
@@ -114,19 +119,34 @@ impl OtlpGrpcExporter {
             })
             .await
             .clone();
-        let mut grpc = Grpc::new(channel)
+        let mut grpc = Grpc::new(PassThrough(channel))
             .accept_compressed(CompressionEncoding::Gzip)
             .accept_compressed(CompressionEncoding::Zstd);
-        if let Some(encoding) = self.compression {
-            grpc = grpc.send_compressed(encoding);
-        }
+        let (message, compressed) = match (body, tonic_encoding(self.compression)) {
+            (Body::AsReceived(compressed), Some(_)) => {
+                let compressed = CompressedMessage::new(self.compression.name(), &compressed)
+                    .map_err(|error| {
+                        ExportError::Permanent(ExportCause::Encode(Box::new(error)))
+                    })?;
+                (Bytes::new(), Some(compressed))
+            }
+            (body, encoding) => {
+                if let Some(encoding) = encoding {
+                    grpc = grpc.send_compressed(encoding);
+                }
+                (body.into_bytes(), None)
+            }
+        };
         grpc.ready().await.map_err(|error| {
             ExportError::retryable(ExportCause::Unreachable {
                 endpoint: self.endpoint_text.clone(),
                 error: Box::new(error),
             })
         })?;
-        let mut request = tonic::Request::new(body);
+        let mut request = tonic::Request::new(message);
+        if let Some(compressed) = compressed {
+            request.extensions_mut().insert(compressed);
+        }
         *request.metadata_mut() = self.metadata.clone();
         if let Some((key, value)) = self.auth.as_ref().and_then(credentials) {
             request.metadata_mut().insert(key, value);
@@ -140,6 +160,15 @@ impl OtlpGrpcExporter {
             warn_partial_success(&self.endpoint_text, &partial);
         }
         Ok(())
+    }
+}
+
+/// How tonic names `compression`; `None` for none.
+fn tonic_encoding(compression: Compression) -> Option<CompressionEncoding> {
+    match compression {
+        Compression::Gzip => Some(CompressionEncoding::Gzip),
+        Compression::Zstd => Some(CompressionEncoding::Zstd),
+        Compression::None => None,
     }
 }
 

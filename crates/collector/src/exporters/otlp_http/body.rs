@@ -1,5 +1,6 @@
-//! Request bodies: the batch as protobuf (the bytes it arrived as, while
-//! unchanged) or OTLP/JSON, compressed.
+//! Request bodies: the batch as protobuf or OTLP/JSON, compressed; while
+//! the batch is unchanged, protobuf is the bytes it arrived as, compressed
+//! again only when it arrived with another compression.
 
 use std::io::Write;
 
@@ -8,7 +9,7 @@ use bytes::Bytes;
 use profbridge_translate::json::request_to_json_string;
 
 use super::config::Encoding;
-use crate::pipeline::Profiles;
+use crate::pipeline::{Body, Profiles, Sent};
 use crate::settings::client::Compression;
 
 /// zstd's default level.
@@ -29,19 +30,30 @@ pub(super) struct CompressError {
     error: std::io::Error,
 }
 
+/// The body for `batch`, and how it was made.
 pub(super) fn encode(
     batch: &Profiles,
     encoding: Encoding,
     compression: Compression,
-) -> Result<Bytes, CompressError> {
-    let raw = match encoding {
-        Encoding::Proto => batch.protobuf(),
-        Encoding::Json => Bytes::from(request_to_json_string(batch.request())),
+) -> Result<(Bytes, Sent), CompressError> {
+    let body = match encoding {
+        Encoding::Proto => batch.body(crate::exporters::on_the_wire(compression)),
+        Encoding::Json => Body::Encoded(Bytes::from(request_to_json_string(batch.request()))),
     };
-    compress(raw, compression).map_err(|error| CompressError {
-        compression: compression.name(),
-        error,
-    })
+    let sent = match encoding {
+        Encoding::Proto => body.sent(),
+        Encoding::Json => Sent::Other,
+    };
+    let bytes = match body {
+        Body::AsReceived(bytes) => bytes,
+        Body::Recompress(raw) | Body::Encoded(raw) => {
+            compress(raw, compression).map_err(|error| CompressError {
+                compression: compression.name(),
+                error,
+            })?
+        }
+    };
+    Ok((bytes, sent))
 }
 
 fn compress(raw: Bytes, compression: Compression) -> std::io::Result<Bytes> {

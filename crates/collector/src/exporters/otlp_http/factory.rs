@@ -6,6 +6,7 @@ use super::config::OtlpHttpExporterConfig;
 use super::OtlpHttpExporter;
 use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
 use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
+use crate::protocol::compression::Compression;
 
 pub struct OtlpHttpExporterFactory;
 
@@ -48,5 +49,9 @@ fn built(id: &str, exporter: OtlpHttpExporter) -> BuiltExporter {
 impl Export for OtlpHttpExporter {
     fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
         Box::pin(async move { OtlpHttpExporter::export(&self, &batch).await })
+    }
+
+    fn protobuf_compression(&self) -> Option<Compression> {
+        OtlpHttpExporter::protobuf_compression(self).map(crate::exporters::on_the_wire)
     }
 }

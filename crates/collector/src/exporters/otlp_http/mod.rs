@@ -19,7 +19,7 @@ use super::partial_success::warn_partial_success;
 use super::{ExportCause, ExportError};
 use crate::client::http::client;
 use crate::client::tls::{split_scheme, uses_tls, ClientTlsError};
-use crate::pipeline::Profiles;
+use crate::pipeline::{Profiles, Sent};
 use crate::settings::client::Compression;
 use crate::tls::BearerAuth;
 use config::{Encoding, OtlpHttpExporterConfig, PROFILES_PATH};
@@ -83,11 +83,16 @@ impl OtlpHttpExporter {
         &self.url
     }
 
+    /// The compression of its protobuf bodies, if it sends protobuf.
+    pub fn protobuf_compression(&self) -> Option<Compression> {
+        (self.encoding == Encoding::Proto).then_some(self.compression)
+    }
+
     /// One export attempt, limited by the configured timeout. A reply that
     /// rejects some profiles is a success (they would be rejected again)
     /// and is logged.
-    pub async fn export(&self, batch: &Profiles) -> Result<(), ExportError> {
-        let body = body::encode(batch, self.encoding, self.compression)
+    pub async fn export(&self, batch: &Profiles) -> Result<Sent, ExportError> {
+        let (body, sent) = body::encode(batch, self.encoding, self.compression)
             .map_err(|error| ExportError::Permanent(ExportCause::Encode(Box::new(error))))?;
         let mut headers = self.headers.clone();
         if let Some((name, value)) = self.auth.as_ref().and_then(BearerAuth::credentials) {
@@ -111,7 +116,7 @@ impl OtlpHttpExporter {
         if let Some(partial) = response::outcome(endpoint, status, &headers, &body)? {
             warn_partial_success(endpoint, &partial);
         }
-        Ok(())
+        Ok(sent)
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::config::PyroscopeExporterConfig;
 use super::PyroscopeExporter;
 use crate::component::{client_auth, BuiltExporter, ExporterFactory, Extensions, StartError};
-use crate::pipeline::{Export, ExportFuture, Exporter, Profiles};
+use crate::pipeline::{Export, ExportFuture, Exporter, Profiles, Sent};
 
 pub struct PyroscopeExporterFactory;
 
@@ -51,6 +51,6 @@ fn built(id: &str, exporter: PyroscopeExporter) -> BuiltExporter {
 impl Export for PyroscopeExporter {
     /// Converts on the blocking pool itself, then sends.
     fn export(self: Arc<Self>, batch: Arc<Profiles>) -> ExportFuture {
-        Box::pin(async move { self.export_shared(&batch).await })
+        Box::pin(async move { self.export_shared(&batch).await.map(|()| Sent::Other) })
     }
 }

@@ -17,7 +17,7 @@ use super::error::{EnqueueError, HelperError};
 use super::queue::{open_queue, InMemory, Queue};
 use super::retry::{Delivery, Policy};
 use super::shared::Shared;
-use crate::pipeline::{Exporter, Profiles, Reservation};
+use crate::pipeline::{Exporter, Profiles, Reservation, Sent, Wanted};
 use crate::telemetry::instruments::register_exporter_queue;
 use crate::telemetry::recent_errors::profiles_phrase;
 use crate::telemetry::{ExporterMetrics, Registry};
@@ -59,7 +59,15 @@ impl QueuedExporter {
             on_overflow: config.sending_queue.on_overflow,
             queue,
             dead_letter,
-            metrics: ExporterMetrics::new(registry, &name),
+            metrics: ExporterMetrics::new(
+                registry,
+                &name,
+                if exporter.protobuf_compression().is_some() {
+                    &Sent::BODIES
+                } else {
+                    &[]
+                },
+            ),
             stop: watch::Sender::new(false),
             exporter,
         });
@@ -86,6 +94,20 @@ impl QueuedExporter {
         match (&self.shared.queue, self.shared.on_overflow) {
             (Some(Queue::Memory(waiting)), OnOverflow::DropNewest) => waiting.has_room_for(bytes),
             _ => true,
+        }
+    }
+
+    /// The forms of an arriving request this exporter and its queue send
+    /// or store as they are.
+    pub fn wanted(&self) -> Wanted {
+        let sending = self
+            .shared
+            .exporter
+            .protobuf_compression()
+            .map_or_else(Wanted::default, Wanted::sending);
+        match &self.shared.queue {
+            Some(Queue::Disk { .. }) => sending.and(Wanted::stored()),
+            _ => sending,
         }
     }
 

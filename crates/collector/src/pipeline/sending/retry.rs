@@ -10,12 +10,12 @@ use tokio::sync::watch;
 use super::backoff::Backoff;
 use super::config::RetryConfig;
 use crate::pipeline::{ExportCause, ExportError};
-use crate::pipeline::{Exporter, Profiles};
+use crate::pipeline::{Exporter, Profiles, Sent};
 
 /// How exporting a request ended.
 #[derive(Debug)]
 pub enum Delivery {
-    Sent,
+    Sent(Sent),
     /// A permanent failure, or a retryable one retried until the policy
     /// gave up (or with retries off).
     Failed {
@@ -50,7 +50,7 @@ pub async fn deliver(
             () = stopped(stop) => return Delivery::Stopped,
         };
         let error = match result {
-            Ok(()) => return Delivery::Sent,
+            Ok(sent) => return Delivery::Sent(sent),
             Err(error) => error,
         };
         let retry_after = match &error {
@@ -78,7 +78,7 @@ async fn attempt(
     exporter: &Arc<Exporter>,
     batch: &Arc<Profiles>,
     timeout: Option<Duration>,
-) -> Result<(), ExportError> {
+) -> Result<Sent, ExportError> {
     let Some(limit) = timeout else {
         return exporter.export(batch).await;
     };

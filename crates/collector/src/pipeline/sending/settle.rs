@@ -25,8 +25,11 @@ impl Shared {
         let profiles = batch.profile_count();
         let samples = batch.sample_count();
         let reason = match delivery {
-            Delivery::Sent => {
+            Delivery::Sent(sent) => {
                 self.metrics.exported(profiles, samples, true);
+                if let Some(body) = sent.body() {
+                    self.metrics.sent_body(body);
+                }
                 return true;
             }
             Delivery::Stopped if keep => return false,

@@ -53,7 +53,8 @@ impl Shared {
         batch: &Arc<Profiles>,
     ) -> Result<(), EnqueueError> {
         let encoding = Arc::clone(batch);
-        let record = tokio::task::spawn_blocking(move || record::encode(&encoding))
+        let sends = self.exporter.protobuf_compression();
+        let record = tokio::task::spawn_blocking(move || record::encode(&encoding, sends))
             .await
             .map_err(std::io::Error::other)
             .and_then(|encoded| encoded);
@@ -99,7 +100,7 @@ impl Shared {
     ) -> Result<(), EnqueueError> {
         let mut stop = self.stop.subscribe();
         let delivery = deliver(&self.exporter, &batch, &self.policy, &mut stop).await;
-        let sent = matches!(delivery, Delivery::Sent);
+        let sent = matches!(delivery, Delivery::Sent(_));
         self.settle(&batch, delivery, false).await;
         if sent {
             Ok(())

@@ -8,6 +8,8 @@ use std::ops::Deref;
 use bytes::Bytes;
 use flate2::Decompress;
 
+use crate::pipeline::{Keep, Received};
+use crate::protocol::compression::Compression;
 use crate::shared::reuse::ReusePool;
 
 /// Buffers kept: about as many as requests are decoded at once.
@@ -73,6 +75,25 @@ impl DecompressedBuffers {
     /// An empty buffer, kept from an earlier request if there is one.
     pub fn take(&self) -> Vec<u8> {
         self.buffers.take().unwrap_or_default()
+    }
+
+    /// What to keep of a decoded request, as `keep` says: `message` as
+    /// it came, compressed with `arrived`, and its protobuf `raw`. A
+    /// buffer whose protobuf is not kept is kept for a later request.
+    pub fn keep_received(
+        &self,
+        keep: Keep,
+        arrived: Compression,
+        message: Bytes,
+        raw: Decompressed,
+    ) -> Received {
+        let protobuf = if keep.protobuf {
+            Some(raw.into_bytes())
+        } else {
+            self.give_back(raw);
+            None
+        };
+        Received::compressed(arrived, keep.compressed.then_some(message), protobuf)
     }
 
     /// Keeps `decompressed`'s buffer for a later request, unless enough

@@ -17,7 +17,7 @@ use profbridge_translate::otlp::{ExportProfilesPartialSuccess, ExportProfilesSer
 use super::compression::{decompress, decompressed_size_estimate, DecompressError};
 use super::decompressed::DecompressedBuffers;
 use crate::net::{ConnectionLimits, Incoming};
-use crate::pipeline::{pooled_request, PipelineHandle};
+use crate::pipeline::{pooled_request, wanted, PipelineHandle, Wanted};
 use crate::protocol::admission::{declared_length, RETRY_AFTER};
 use crate::protocol::compression::Compression;
 use crate::protocol::grpc_unary::{
@@ -45,6 +45,8 @@ struct ExportServer {
     buffers: Arc<DecompressedBuffers>,
     /// How long a request's message may take to arrive.
     read_timeout: Duration,
+    /// The forms of a request the exporters send or store as they are.
+    wanted: Wanted,
 }
 
 const SERVICE_NAME: &str = "opentelemetry.proto.collector.profiles.v1development.ProfilesService";
@@ -179,18 +181,23 @@ impl ExportServer {
         ) {
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let raw =
-            decompress(compression, message, self.max_message, &self.buffers).map_err(|error| {
-                self.undecodable(match error {
-                    DecompressError::TooLarge => Status::resource_exhausted(format!(
-                        "the message decompresses to more than {} bytes (max_recv_msg_size_mib)",
-                        self.max_message
-                    )),
-                    DecompressError::Corrupt(error) => {
-                        Status::invalid_argument(format!("cannot decompress the message: {error}"))
-                    }
-                })
-            })?;
+        let raw = decompress(
+            compression,
+            message.clone(),
+            self.max_message,
+            &self.buffers,
+        )
+        .map_err(|error| {
+            self.undecodable(match error {
+                DecompressError::TooLarge => Status::resource_exhausted(format!(
+                    "the message decompresses to more than {} bytes (max_recv_msg_size_mib)",
+                    self.max_message
+                )),
+                DecompressError::Corrupt(error) => {
+                    Status::invalid_argument(format!("cannot decompress the message: {error}"))
+                }
+            })
+        })?;
         if !admission.cover(
             raw.len().saturating_mul(DECODED_BYTES_PER_PROTOBUF_BYTE),
             &self.metrics,
@@ -207,10 +214,13 @@ impl ExportServer {
                 return Err(self.undecodable(Status::invalid_argument(format!("protobuf: {e}"))));
             }
         };
+        let received =
+            self.buffers
+                .keep_received(self.wanted.keeps(compression), compression, message, raw);
         Ok(intake(
             request,
             size,
-            Some(raw.into_bytes()),
+            Some(received),
             &self.pipelines,
             &self.metrics,
             admission,
@@ -289,6 +299,7 @@ pub async fn serve(
     let max_message =
         usize::try_from(config.max_recv_msg_size_mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     let service = ExportServer {
+        wanted: wanted(&pipelines),
         pipelines,
         metrics,
         max_message,

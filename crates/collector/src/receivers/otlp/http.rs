@@ -21,7 +21,7 @@ use super::compression::{decompress, decompressed_size_estimate, DecompressError
 use super::config::HttpConfig;
 use super::decompressed::DecompressedBuffers;
 use crate::net::{serve_router, ConnectionLimits, HttpLimits};
-use crate::pipeline::{pooled_request, PipelineHandle};
+use crate::pipeline::{pooled_request, wanted, PipelineHandle, Wanted};
 use crate::protocol::admission::{declared_length, RETRY_AFTER};
 use crate::protocol::compression::Compression;
 use crate::protocol::retry_info;
@@ -41,6 +41,8 @@ struct Receiver {
     buffers: Arc<DecompressedBuffers>,
     /// How long a body may take to arrive.
     read_timeout: std::time::Duration,
+    /// The forms of a request the exporters send or store as they are.
+    wanted: Wanted,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -65,6 +67,7 @@ pub fn router(
     Router::new()
         .route(&config.profiles_url_path, post(export))
         .with_state(Receiver {
+            wanted: wanted(&pipelines),
             pipelines,
             max_body,
             metrics,
@@ -119,27 +122,30 @@ impl Receiver {
         ) {
             return Ok(Decision::done(Outcome::Unavailable));
         }
-        let raw =
-            decompress(compression, body, self.max_body, &self.buffers).map_err(
-                |error| match error {
-                    DecompressError::TooLarge => (
-                        StatusCode::PAYLOAD_TOO_LARGE,
-                        "the decompressed body is larger than max_request_body_size".to_owned(),
-                    ),
-                    DecompressError::Corrupt(error) => (
-                        StatusCode::BAD_REQUEST,
-                        format!("{}: {error}", compression.name()),
-                    ),
-                },
-            )?;
+        let raw = decompress(compression, body.clone(), self.max_body, &self.buffers).map_err(
+            |error| match error {
+                DecompressError::TooLarge => (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the decompressed body is larger than max_request_body_size".to_owned(),
+                ),
+                DecompressError::Corrupt(error) => (
+                    StatusCode::BAD_REQUEST,
+                    format!("{}: {error}", compression.name()),
+                ),
+            },
+        )?;
         if !admission.cover(raw.len().saturating_mul(decoded_per_byte), &self.metrics) {
             self.buffers.give_back(raw);
             return Ok(Decision::done(Outcome::Unavailable));
         }
         let decoded = decode(encoding, &raw, &self.pipelines);
         let size = raw.len();
-        let (request, protobuf) = match (decoded, encoding) {
-            (Ok(request), Encoding::Protobuf) => (request, Some(raw.into_bytes())),
+        let (request, received) = match (decoded, encoding) {
+            (Ok(request), Encoding::Protobuf) => {
+                let keep = self.wanted.keeps(compression);
+                let received = self.buffers.keep_received(keep, compression, body, raw);
+                (request, Some(received))
+            }
             (decoded, _) => {
                 self.buffers.give_back(raw);
                 (decoded?, None)
@@ -148,7 +154,7 @@ impl Receiver {
         Ok(intake(
             request,
             size,
-            protobuf,
+            received,
             &self.pipelines,
             &self.metrics,
             admission,
