@@ -16,8 +16,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 corpus=${PROFBRIDGE_CORPUS:-$root/../shared/corpus}
 rounds=${1:-5}
-# Where cargo puts release builds: CARGO_TARGET_DIR when set, as cargo does.
-release=${CARGO_TARGET_DIR:-$root/target}/release
 iterations=20
 gopath=/usr/share/gocode
 
