@@ -19,7 +19,7 @@
 # Usage: scripts/bench-all.sh [OUT]
 #   SECONDS_PER_LOAD (default 15) is how long each collector load runs.
 # Needs what the scripts need: cargo, go, golang-github-google-pprof-dev,
-# curl, GNU time, and the corpus (PROFBRIDGE_CORPUS, else ../shared/corpus).
+# curl, python3, and the corpus (PROFBRIDGE_CORPUS, else ../shared/corpus).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)

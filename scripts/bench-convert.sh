@@ -13,8 +13,8 @@
 #   against the largest of them alone.
 #
 # Usage: scripts/bench-convert.sh [RUNS]   (default 15 pairs)
-# Needs: cargo, go, golang-github-google-pprof-dev, GNU time (/usr/bin/time),
-# and the corpus (PROFBRIDGE_CORPUS, else ../shared/corpus).
+# Needs: cargo, go, golang-github-google-pprof-dev, python3, and the corpus
+# (PROFBRIDGE_CORPUS, else ../shared/corpus).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +23,6 @@ target=${CARGO_TARGET_DIR:-$root/target}
 runs=${1:-15}
 gopath=/usr/share/gocode
 
-[ -x /usr/bin/time ] || { echo "missing /usr/bin/time: apt-get install time" >&2; exit 1; }
 [ -f "$gopath/src/github.com/google/pprof/profile/profile.go" ] || {
   echo "missing $gopath/src/github.com/google/pprof: apt-get install golang-github-google-pprof-dev" >&2
   exit 1
@@ -40,17 +39,20 @@ go_roundtrip="$work/go-roundtrip"
 large="$corpus/pprof/large.cpu"
 raw_size=$(gzip -dc "$large" | wc -c)
 
-# One run of a command: "wall user+sys peak_kib" on stdout.
-# The wall time is the shell's clock (GNU time's is in hundredths).
+# One run of a command: "wall_seconds cpu_seconds peak_kib" on stdout,
+# from the kernel's accounting of the finished process (wait4's rusage:
+# CPU to the microsecond, where GNU time prints hundredths).
 measure() {
-  local start=$EPOCHREALTIME end
-  /usr/bin/time -f '%U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
-    cat "$work/stderr" >&2
-    echo "failed: $*" >&2
-    exit 1
-  }
-  end=$EPOCHREALTIME
-  awk -v s="$start" -v e="$end" '{ printf "%.4f %.3f %s\n", e - s, $1 + $2, $3 }' "$work/time"
+  python3 - "$@" <<'PY' 2>"$work/stderr" || { cat "$work/stderr" >&2; echo "failed: $*" >&2; exit 1; }
+import os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+wall = time.perf_counter() - start
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit(f"exit status {os.waitstatus_to_exitcode(status)}")
+print(f"{wall:.5f} {usage.ru_utime + usage.ru_stime:.5f} {usage.ru_maxrss}")
+PY
 }
 
 # Runs A and B in turn RUNS times after one warm-up each; prints a row with
