@@ -17,5 +17,6 @@ mod sampler;
 pub mod service;
 pub mod settings;
 pub mod shared;
+mod split;
 pub mod telemetry;
 pub mod tls;

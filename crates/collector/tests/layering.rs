@@ -184,8 +184,9 @@ const LAYERS: &[&[&str]] = &[
     &["tls"],
     // What servers run; what clients connect with.
     &["net", "client", "descriptors"],
-    // Queues, the exporter helper, and the Export and Processor traits.
-    &["pipeline"],
+    // Queues, the exporter helper, and the Export and Processor traits;
+    // splitting requests within limits.
+    &["pipeline", "split"],
     // The factory traits every component implements.
     &["component"],
     &["receivers", "processors", "exporters", "extensions"],

@@ -96,7 +96,7 @@ fn collector_receivers_and_exporters_profbridge_lacks_are_refused_with_their_pat
         .replace("receivers: [otlp]", "receivers: [otlp, profiling]")
         .replace(
             "exporters: [debug]",
-            "exporters: [debug, prometheus, kafka/stream]",
+            "exporters: [debug, prometheus, loadbalancing/lb]",
         )
         .replace(
             "receivers:\n  otlp:",
@@ -105,7 +105,7 @@ fn collector_receivers_and_exporters_profbridge_lacks_are_refused_with_their_pat
         .replace(
             "exporters:\n  debug:\n",
             "exporters:\n  debug:\n  prometheus:\n    endpoint: 0.0.0.0:8889\n  \
-             kafka/stream:\n    brokers: [kafka:9092]\n",
+             loadbalancing/lb:\n    routing_key: service\n",
         );
     let problems = problems(&yaml);
     assert_eq!(problems.len(), 3, "{problems:#?}");
@@ -121,12 +121,12 @@ fn collector_receivers_and_exporters_profbridge_lacks_are_refused_with_their_pat
         "the OpenTelemetry Collector's prometheus exporter is not available in profbridge; ",
     );
     assert!(prometheus.contains("/metrics"), "{prometheus}");
-    let kafka = assert_refused(
+    let balancing = assert_refused(
         &problems,
-        "exporters.kafka/stream",
-        "the OpenTelemetry Collector's kafka exporter is not available in profbridge; ",
+        "exporters.loadbalancing/lb",
+        "the OpenTelemetry Collector's loadbalancing exporter is not available in profbridge; ",
     );
-    assert!(kafka.contains("planned"), "{kafka}");
+    assert!(balancing.contains("load balancer"), "{balancing}");
 }
 
 #[test]

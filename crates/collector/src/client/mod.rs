@@ -5,5 +5,6 @@
 //! clients send with (http.rs).
 
 pub(crate) mod http;
+pub(crate) mod kafka;
 pub(crate) mod skip_verify;
 pub(crate) mod tls;

@@ -21,6 +21,7 @@ const RECEIVERS: &[&dyn AnyReceiverFactory] = &[
     &crate::receivers::pprof::PprofReceiverFactory,
     &crate::receivers::pyroscope::PyroscopeReceiverFactory,
     &crate::receivers::file::FileReceiverFactory,
+    &crate::receivers::kafka::KafkaReceiverFactory,
     &crate::receivers::nop::NopReceiverFactory,
 ];
 
@@ -39,6 +40,7 @@ const EXPORTERS: &[&dyn AnyExporterFactory] = &[
     &crate::exporters::otlp::OtlpExporterFactory,
     &crate::exporters::otlp_http::OtlpHttpExporterFactory,
     &crate::exporters::pyroscope::PyroscopeExporterFactory,
+    &crate::exporters::kafka::KafkaExporterFactory,
 ];
 
 /// Extension types, in the order messages list them.

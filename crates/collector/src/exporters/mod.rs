@@ -7,6 +7,7 @@ pub mod file;
 /// dead letters.
 pub use crate::pipeline::sending as helper;
 mod http_reply;
+pub mod kafka;
 pub mod nop;
 pub mod otlp;
 pub mod otlp_http;

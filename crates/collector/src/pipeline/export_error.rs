@@ -16,6 +16,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub enum ExportError {
     #[error("{0}")]
     Permanent(ExportCause),
+    /// The rest of the batch was sent; `unsent` never can be.
+    #[error("{cause}")]
+    PartlyUndeliverable {
+        unsent: std::sync::Arc<super::Profiles>,
+        cause: ExportCause,
+    },
     #[error("{cause} (retryable)")]
     Retryable {
         cause: ExportCause,
@@ -40,7 +46,9 @@ impl ExportError {
 
     pub fn cause(&self) -> &ExportCause {
         match self {
-            Self::Permanent(cause) | Self::Retryable { cause, .. } => cause,
+            Self::Permanent(cause)
+            | Self::PartlyUndeliverable { cause, .. }
+            | Self::Retryable { cause, .. } => cause,
         }
     }
 }

@@ -4,6 +4,7 @@ mod admitted_body;
 pub mod file;
 mod from_pprof;
 pub mod intake;
+pub mod kafka;
 pub mod nop;
 pub mod otlp;
 pub mod pprof;

@@ -15,6 +15,7 @@ mod catalog;
 pub mod client;
 pub mod embed;
 pub mod exporter_helper;
+pub mod kafka;
 pub mod key_paths;
 pub mod queue;
 pub mod server;

@@ -7,7 +7,7 @@
 //!
 //! Listed: the components that take profiles in contrib or that profiles
 //! configurations publish (k8sattributes, resourcedetection, transform,
-//! filter, routing, the eBPF profiler's `profiling` receiver, kafka,
+//! filter, routing, the eBPF profiler's `profiling` receiver,
 //! forward and signaltometrics connectors), the ones found in the
 //! multi-signal configurations users start from (sampling, prometheus,
 //! jaeger, zipkin, hostmetrics, loki...), and authentication and observer
@@ -77,10 +77,6 @@ pub const UNAVAILABLE: &[Unavailable] = &[
         "profiling",
         "run the OpenTelemetry eBPF profiler as the agent on each host and send its OTLP \
          to profbridge's `otlp` receiver",
-    ),
-    receiver(
-        "kafka",
-        "it is planned; until then, have the producers send OTLP to the `otlp` receiver",
     ),
     receiver(
         "prometheus",
@@ -156,10 +152,6 @@ pub const UNAVAILABLE: &[Unavailable] = &[
         "prometheus",
         "profbridge's own metrics are served in the Prometheus format at \
          service.telemetry.metrics.address (/metrics), and profiles are not metrics",
-    ),
-    exporter(
-        "kafka",
-        "it is planned; until then, send OTLP with `otlp` or `otlphttp`",
     ),
     exporter(
         "loadbalancing",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::dead_letter::DeadLetter;
 use super::retry::{stopped, Delivery};
 use super::shared::Shared;
-use crate::pipeline::Profiles;
+use crate::pipeline::{ExportError, Profiles};
 use crate::telemetry::recent_errors::profiles_phrase;
 
 impl Shared {
@@ -25,6 +25,23 @@ impl Shared {
         let profiles = batch.profile_count();
         let samples = batch.sample_count();
         let reason = match delivery {
+            Delivery::Failed {
+                error: ExportError::PartlyUndeliverable { unsent, cause },
+                ..
+            } => {
+                let (unsent_profiles, unsent_samples) =
+                    (unsent.profile_count(), unsent.sample_count());
+                self.metrics.exported(
+                    profiles.saturating_sub(unsent_profiles),
+                    samples.saturating_sub(unsent_samples),
+                    true,
+                );
+                self.metrics
+                    .exported(unsent_profiles, unsent_samples, false);
+                return self
+                    .fail(&unsent, unsent_profiles, &cause.to_string(), keep)
+                    .await;
+            }
             Delivery::Sent(sent) => {
                 self.metrics.exported(profiles, samples, true);
                 if let Some(body) = sent.body() {
@@ -40,6 +57,18 @@ impl Shared {
             Delivery::Failed { error, .. } => error.to_string(),
         };
         self.metrics.exported(profiles, samples, false);
+        self.fail(batch, profiles, &reason, keep).await
+    }
+
+    /// Notes and logs that `failed` could not be exported, and writes it
+    /// to the dead-letter directory if there is one.
+    async fn fail(
+        self: &Arc<Self>,
+        failed: &Arc<Profiles>,
+        profiles: usize,
+        reason: &str,
+        keep: bool,
+    ) -> bool {
         self.metrics.note_error(&format!(
             "export of {} failed: {reason}",
             profiles_phrase(profiles)
@@ -48,7 +77,7 @@ impl Shared {
             tracing::error!(exporter = self.name(), profiles, %reason, "export failed; request dropped");
             return true;
         };
-        self.save_dead_letter(dead_letter, batch, &reason, keep)
+        self.save_dead_letter(dead_letter, failed, reason, keep)
             .await
     }
 

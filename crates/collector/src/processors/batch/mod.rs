@@ -19,8 +19,6 @@
 
 pub mod config;
 mod factory;
-mod prune;
-mod split;
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -34,7 +32,7 @@ pub use factory::BatchProcessorFactory;
 
 use super::InvalidOptions;
 use crate::pipeline::{Processed, Processor, Profiles};
-use split::{split, Limits};
+use crate::split::{split, Limits};
 
 #[derive(Debug)]
 pub struct Batcher {
@@ -62,6 +60,7 @@ impl Batcher {
             limits: Limits {
                 samples: Some(config.send_batch_max_size).filter(|&max| max > 0),
                 bytes: Some(max_bytes).filter(|&max| max > 0),
+                whole_profiles: false,
             },
             timeout: config.timeout.0,
             pending: Vec::new(),

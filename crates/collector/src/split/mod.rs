@@ -14,6 +14,10 @@
 //! the frames of its resources, scopes and profiles, so that a piece of
 //! several samples never passes the byte limit.
 //!
+//! With `whole_profiles`, a unit is a profile with all its samples instead
+//! of a row: no profile is spread over pieces, and one too big for the
+//! limits makes a piece of its own (the Kafka exporter's messages).
+//!
 //! A profile split over several pieces keeps its fields in each of them;
 //! only its `original_payload` (and format) goes with the first piece, so
 //! that it is not duplicated.
@@ -25,23 +29,28 @@ use profbridge_translate::otlp::{
     ScopeProfiles,
 };
 
-use super::prune::{framed, Pruner, FRAME_BOUND};
+mod prune;
+
+use prune::{framed, Pruner, FRAME_BOUND};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Limits {
+pub(crate) struct Limits {
     pub samples: Option<usize>,
     pub bytes: Option<usize>,
+    /// Keep each profile whole: a profile is never spread over pieces, and
+    /// one too big for the limits goes alone.
+    pub whole_profiles: bool,
 }
 
 impl Limits {
-    pub(super) fn exceeded_by(&self, samples: usize, bytes: usize) -> bool {
+    pub(crate) fn exceeded_by(&self, samples: usize, bytes: usize) -> bool {
         self.samples.is_some_and(|max| samples > max) || self.bytes.is_some_and(|max| bytes > max)
     }
 }
 
 /// Pieces of `request`, in its order, each within `limits` unless it holds
 /// a single sample.
-pub(super) fn split(
+pub(crate) fn split(
     request: &ExportProfilesServiceRequest,
     limits: Limits,
 ) -> Vec<ExportProfilesServiceRequest> {
@@ -142,6 +151,12 @@ impl Packer<'_> {
             self.place(unit(vec![(p, None)]));
         }
         let length = |p: &usize| profiles.get(*p).map_or(0, |profile| profile.samples.len());
+        if self.limits.whole_profiles {
+            for p in (0..profiles.len()).filter(|p| length(p) > 0) {
+                self.place(unit((0..length(&p)).map(|i| (p, Some(i))).collect()));
+            }
+            return;
+        }
         let mut active: Vec<usize> = (0..profiles.len()).filter(|p| length(p) > 0).collect();
         let mut row = 0;
         while !active.is_empty() {
@@ -168,7 +183,10 @@ impl Packer<'_> {
                 return;
             }
         }
-        if unit.entries.len() > 1 {
+        if self.limits.whole_profiles {
+            self.try_add(&unit, true);
+            self.finish_piece();
+        } else if unit.entries.len() > 1 {
             for entry in unit.entries {
                 self.place(Unit {
                     resource: unit.resource,
@@ -238,7 +256,8 @@ impl Packer<'_> {
             let Some(profile) = scope.profiles.get(p) else {
                 continue;
             };
-            let open = !scope_opens && self.piece.positions.get(p).is_some_and(Option::is_some);
+            let open = (!scope_opens && self.piece.positions.get(p).is_some_and(Option::is_some))
+                || staged.profiles.iter().any(|(staged, _)| *staged == p);
             if !open {
                 let first = !self.payload_given.get(p).copied().unwrap_or(true);
                 let mut header = header_of(profile, first);
@@ -431,6 +450,7 @@ mod tests {
         Limits {
             samples: Some(max),
             bytes: None,
+            whole_profiles: false,
         }
     }
 
@@ -540,6 +560,7 @@ mod tests {
             let limits = Limits {
                 samples: None,
                 bytes: Some(max),
+                whole_profiles: false,
             };
             let pieces = split(&source, limits);
             let samples: usize = pieces
@@ -560,5 +581,42 @@ mod tests {
                 .sum();
             assert_eq!(samples, 80);
         }
+    }
+
+    #[test]
+    fn whole_profiles_are_never_spread_and_a_big_one_goes_alone() {
+        let source = request(&[3, 30, 2, 2]);
+        let one_small = split(
+            &request(&[3]),
+            Limits {
+                samples: None,
+                bytes: None,
+                whole_profiles: true,
+            },
+        )[0]
+        .encoded_len();
+        let limits = Limits {
+            samples: None,
+            bytes: Some(one_small * 2),
+            whole_profiles: true,
+        };
+        let pieces = split(&source, limits);
+        let layout: Vec<Vec<usize>> = shape(&pieces)
+            .iter()
+            .map(|piece| piece.iter().map(|(values, _)| values.len()).collect())
+            .collect();
+        assert_eq!(layout, [vec![3], vec![30], vec![2, 2]]);
+        assert!(pieces[1].encoded_len() > one_small * 2);
+        assert!(pieces[2].encoded_len() <= one_small * 2);
+        let values: Vec<i64> = shape(&pieces)
+            .into_iter()
+            .flatten()
+            .flat_map(|(values, _)| values)
+            .collect();
+        let expected: Vec<i64> = [(0, 3), (1, 30), (2, 2), (3, 2)]
+            .into_iter()
+            .flat_map(|(p, n)| (0..n).map(move |i| 100 * p + i))
+            .collect();
+        assert_eq!(values, expected);
     }
 }
