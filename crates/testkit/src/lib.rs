@@ -11,8 +11,9 @@
 //! strategies for OTLP requests, Go and C helper programs built once, a Go
 //! program serving `net/http/pprof` to scrape with `go tool pprof` as the
 //! oracle, Java Flight Recorder recordings of a Java workload with the
-//! JDK's `jfr` as their oracle, and sweeps that run whole or as a seeded
-//! sample.
+//! JDK's `jfr` as their oracle, a Kafka-protocol broker with Python's
+//! confluent-kafka on its other side, and sweeps that run whole or as a
+//! seeded sample.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -23,6 +24,7 @@ pub mod go;
 mod gperftools;
 pub mod jdk;
 pub mod jfr_writer;
+pub mod kafka;
 pub mod otlp_strategies;
 pub mod pprof_oracle;
 pub mod pprof_target;
