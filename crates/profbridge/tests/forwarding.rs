@@ -44,10 +44,10 @@ use crate::support::collector::Collector;
 use crate::support::in_process::InProcess;
 
 /// The longest any condition is waited for before the test fails.
-const PATIENCE: Duration = Duration::from_secs(60);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(60);
 
 /// Short retries, forever: the destination comes back within the test.
-const RETRY_FOREVER: &str = "    retry_on_failure:\n      initial_interval: 100ms\n      max_interval: 500ms\n      max_elapsed_time: 0\n";
+pub(crate) const RETRY_FOREVER: &str = "    retry_on_failure:\n      initial_interval: 100ms\n      max_interval: 500ms\n      max_elapsed_time: 0\n";
 
 // ---- configurations ----
 
@@ -75,14 +75,14 @@ fn forwarder_config(exporters: &str, pipeline_exporters: &str) -> String {
 
 /// A free port on 127.0.0.1, for a collector started later: the listener
 /// that found it is closed again.
-fn reserve_port() -> u16 {
+pub(crate) fn reserve_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.local_addr().unwrap().port()
 }
 
 // ---- requests ----
 
-fn generated(count: u64, first_seed: u64) -> Vec<ExportProfilesServiceRequest> {
+pub(crate) fn generated(count: u64, first_seed: u64) -> Vec<ExportProfilesServiceRequest> {
     (first_seed..first_seed + count)
         .map(|seed| ebpf_like_request(120, seed))
         .collect()
@@ -90,7 +90,7 @@ fn generated(count: u64, first_seed: u64) -> Vec<ExportProfilesServiceRequest> {
 
 /// Every corpus profile converted to a request of its own, named after
 /// its file; empty (after a loud note) without the corpus.
-fn corpus_requests() -> Vec<ExportProfilesServiceRequest> {
+pub(crate) fn corpus_requests() -> Vec<ExportProfilesServiceRequest> {
     corpus_files()
         .iter()
         .map(|file| {
@@ -110,7 +110,7 @@ fn corpus_requests() -> Vec<ExportProfilesServiceRequest> {
         .collect()
 }
 
-fn profile_count(requests: &[ExportProfilesServiceRequest]) -> f64 {
+pub(crate) fn profile_count(requests: &[ExportProfilesServiceRequest]) -> f64 {
     requests
         .iter()
         .flat_map(|r| &r.resource_profiles)
@@ -121,7 +121,7 @@ fn profile_count(requests: &[ExportProfilesServiceRequest]) -> f64 {
 
 // ---- the client ----
 
-fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -131,7 +131,7 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Sends each request in turn over one gRPC connection, gzip-compressed;
 /// returns each answer: `Ok`, or the status code.
-fn export_each(
+pub(crate) fn export_each(
     runtime: &tokio::runtime::Runtime,
     address: SocketAddr,
     requests: &[ExportProfilesServiceRequest],
@@ -161,7 +161,7 @@ fn export_each(
     })
 }
 
-fn export_all_ok(
+pub(crate) fn export_all_ok(
     runtime: &tokio::runtime::Runtime,
     address: SocketAddr,
     requests: &[ExportProfilesServiceRequest],
@@ -173,7 +173,7 @@ fn export_all_ok(
 // ---- what collectors wrote ----
 
 /// Files under `dir`, without the hidden ones (files being written).
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let path = entry.path();
@@ -187,7 +187,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// The OTLP protobuf requests written under `dir`, one per file.
-fn requests_under(dir: &Path) -> Vec<ExportProfilesServiceRequest> {
+pub(crate) fn requests_under(dir: &Path) -> Vec<ExportProfilesServiceRequest> {
     files_under(dir)
         .iter()
         .filter(|path| path.to_string_lossy().ends_with(".otlp.pb"))
@@ -252,7 +252,7 @@ fn missing_or_strangers(
 // ---- waiting and metrics ----
 
 /// Polls `done` until it holds; fails after [`PATIENCE`].
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub(crate) fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
     while !done() {
         assert!(
@@ -264,7 +264,7 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 }
 
 /// `GET /metrics` from the collector's telemetry endpoint.
-fn scrape(telemetry: Option<SocketAddr>) -> String {
+pub(crate) fn scrape(telemetry: Option<SocketAddr>) -> String {
     let address = telemetry.expect("telemetry is on");
     let mut stream = TcpStream::connect(address).unwrap();
     stream.set_read_timeout(Some(PATIENCE)).unwrap();
@@ -282,7 +282,7 @@ fn scrape(telemetry: Option<SocketAddr>) -> String {
 
 /// The value of one series (name and labels as printed); fails when the
 /// collector does not serve it.
-fn metric(metrics: &str, series: &str) -> f64 {
+pub(crate) fn metric(metrics: &str, series: &str) -> f64 {
     metrics
         .lines()
         .find_map(|line| {
@@ -296,7 +296,7 @@ fn exporter_series(name: &str, exporter: &str) -> String {
     format!("profbridge_exporter_{name}{{exporter=\"{exporter}\"}}")
 }
 
-fn exporter_metric(telemetry: Option<SocketAddr>, name: &str, exporter: &str) -> f64 {
+pub(crate) fn exporter_metric(telemetry: Option<SocketAddr>, name: &str, exporter: &str) -> f64 {
     metric(&scrape(telemetry), &exporter_series(name, exporter))
 }
 

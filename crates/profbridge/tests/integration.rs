@@ -8,6 +8,7 @@ mod extensions_in_process;
 mod forwarding;
 mod inspect;
 mod jfr_cli;
+mod kafka;
 mod legacy_ingest;
 mod lockout_binary;
 mod memory_limiter_binary;
