@@ -371,18 +371,13 @@ fn export_in_background(
 }
 
 #[test]
-fn a_gateway_fleet_shares_the_topic_and_a_killed_member_loses_nothing() {
+fn a_gateway_fleet_shares_the_topic_through_a_join_and_a_killed_member() {
     let Some(broker) = Broker::start("kafka-fleet") else {
         return;
     };
     broker.create_topic(TOPIC, 4);
     let agent = Collector::start("kafka-fleet-agent", &agent_config(&broker, ""));
     let member = "    group_id: fleet\n    session_timeout: 6s\n    heartbeat_interval: 1s\n    autocommit:\n      interval: 200ms\n";
-    let first = Collector::start_logged("kafka-fleet-b1", &gateway_config(&broker, member));
-    let second = Collector::start_logged("kafka-fleet-b2", &gateway_config(&broker, member));
-
-    let before_kill = generated(40, 1000);
-    export_all_ok(&runtime(), agent.grpc.unwrap(), &before_kill);
     let written = |collectors: &[&Path]| {
         let mut all: Vec<Vec<u8>> = collectors
             .iter()
@@ -392,20 +387,29 @@ fn a_gateway_fleet_shares_the_topic_and_a_killed_member_loses_nothing() {
         all.dedup();
         all
     };
-    wait_until("the first requests on the two gateways", || {
-        written(&[&first.data, &second.data]).len() >= before_kill.len()
+
+    // The second member joins while the first consumes alone: the group
+    // rebalances, taking partitions from the first mid-stream.
+    let first = Collector::start_logged("kafka-fleet-b1", &gateway_config(&broker, member));
+    let before_join = generated(40, 1000);
+    let sender = export_in_background(agent.grpc.unwrap(), before_join.clone());
+    wait_until("the first gateway taking requests", || {
+        receiver_metric(&first, "accepted_profiles_total") >= 5.0
     });
-    let took_first = receiver_metric(&first, "accepted_profiles_total");
-    let took_second = receiver_metric(&second, "accepted_profiles_total");
-    assert!(
-        took_first > 0.0 && took_second > 0.0,
-        "both members took a share: {took_first} and {took_second}"
-    );
+    let second = Collector::start_logged("kafka-fleet-b2", &gateway_config(&broker, member));
+    assert_eq!(sender.join().unwrap(), before_join.len());
+    wait_until("the requests of the join on the gateways", || {
+        written(&[&first.data, &second.data]).len() >= before_join.len()
+    });
+    wait_until("the rebalance", || {
+        second.log().contains("kafka partitions assigned")
+            && first.log().contains("kafka partitions revoked")
+    });
 
     // Kill the first member while requests flow, then start it again.
     let during = generated(60, 2000);
     let sender = export_in_background(agent.grpc.unwrap(), during.clone());
-    let seen = took_first;
+    let seen = receiver_metric(&first, "accepted_profiles_total");
     wait_until("the first gateway taking more", || {
         receiver_metric(&first, "accepted_profiles_total") > seen
     });
@@ -413,18 +417,23 @@ fn a_gateway_fleet_shares_the_topic_and_a_killed_member_loses_nothing() {
     assert_eq!(sender.join().unwrap(), during.len());
     let first = Collector::restart_logged(first_dir);
 
-    let sent: Vec<_> = before_kill.iter().chain(&during).cloned().collect();
+    let sent: Vec<_> = before_join.iter().chain(&during).cloned().collect();
     wait_until("every request on the gateways", || {
         written(&[&first.data, &second.data]).len() >= sent.len()
     });
     let all = written(&[&first.data, &second.data]);
     assert_eq!(all, sorted(encoded(&sent)), "nothing lost, nothing else");
-    let copies: usize = [&first.data, &second.data]
+    let per_member: Vec<usize> = [&first.data, &second.data]
         .iter()
         .map(|dir| requests_under(dir).len())
-        .sum();
+        .collect();
+    assert!(
+        per_member.iter().all(|&count| count > 0),
+        "both members took a share: {per_member:?}"
+    );
+    let copies: usize = per_member.iter().sum();
     eprintln!(
-        "fleet: {} requests sent, {copies} written ({} redelivered after the kill)",
+        "fleet: {} requests sent, {copies} written ({} redelivered after the rebalance and the kill)",
         sent.len(),
         copies - sent.len()
     );
