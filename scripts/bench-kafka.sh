@@ -180,6 +180,10 @@ receivers:
     brokers: [$broker]
     initial_offset: earliest
     group_id: bench
+    # tansu answers each fetch after the whole wait, data or not (Kafka
+    # answers once fetch.min.bytes are there): a short wait, as for Kafka.
+    max_fetch_wait: 5ms
+    max_partition_fetch_size: 16777216
 exporters:
   nop:
 EOF

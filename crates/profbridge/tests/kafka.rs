@@ -16,7 +16,8 @@
 //! tansu's memory storage cannot fetch from an offset inside a record
 //! batch (profbridge_testkit::kafka), so producers here send one message
 //! per batch (`flush_max_messages: 1`); with Kafka itself any batching
-//! works. Every wait is a poll with a generous bound; nothing asserts on
+//! works. tansu also answers a fetch only after the consumer's whole
+//! `max_fetch_wait`, so gateways here wait 10ms. Every wait is a poll with a generous bound; nothing asserts on
 //! speed.
 
 use std::collections::BTreeMap;
@@ -60,7 +61,7 @@ fn agent_config(broker: &Broker, options: &str) -> String {
 /// it takes as an OTLP protobuf file under `{data}`.
 fn gateway_config(broker: &Broker, options: &str) -> String {
     format!(
-        "receivers:\n  kafka:\n    brokers: [{}]\n    initial_offset: earliest\n{options}\
+        "receivers:\n  kafka:\n    brokers: [{}]\n    initial_offset: earliest\n    max_fetch_wait: 10ms\n{options}\
          exporters:\n  file:\n    path: {{data}}\n    format: otlp\n\
          service:\n  pipelines:\n    profiles:\n      receivers: [kafka]\n      exporters: [file]\n{TELEMETRY}",
         broker.bootstrap()
@@ -183,6 +184,32 @@ fn the_exporter_writes_what_the_collectors_format_decodes_keyed_by_resource() {
         totals(&encoded(&sent), Encoding::Proto),
         "OTLP/JSON carries the same samples"
     );
+}
+
+#[test]
+fn every_compression_and_acks_from_all_replicas_reach_another_client() {
+    let Some(broker) = Broker::start("kafka-compression") else {
+        return;
+    };
+    let runtime = runtime();
+    for (i, compression) in ["gzip", "snappy", "lz4", "zstd"].into_iter().enumerate() {
+        let topic = format!("profiles_{compression}");
+        broker.create_topic(&topic, 1);
+        let agent = Collector::start(
+            &format!("kafka-agent-{compression}"),
+            &agent_config(
+                &broker,
+                &format!(
+                    "      compression: {compression}\n      required_acks: all\n    topic: {topic}\n"
+                ),
+            ),
+        );
+        let sent = generated(2, 500 + 10 * i as u64);
+        export_all_ok(&runtime, agent.grpc.unwrap(), &sent);
+        let messages = kafka::consume(&broker.bootstrap(), &topic, sent.len(), PATIENCE).unwrap();
+        let values: Vec<Vec<u8>> = messages.into_iter().map(|m| m.value).collect();
+        assert_eq!(sorted(values), sorted(encoded(&sent)), "{compression}");
+    }
 }
 
 #[test]
