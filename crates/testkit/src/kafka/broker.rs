@@ -132,7 +132,8 @@ impl Broker {
     }
 
     /// Creates `topic` with `partitions` partitions (replication factor
-    /// 1), with tansu's own CLI.
+    /// 1), with tansu's own CLI; panics when it fails, as when the topic
+    /// exists (after restarting a SQLite broker, say).
     pub fn create_topic(&self, topic: &str, partitions: u32) {
         let output = Command::new(&self.program)
             .args(["topic", "create", "--broker"])
