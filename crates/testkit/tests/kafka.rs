@@ -15,7 +15,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use profbridge_testkit::kafka::{self, Broker, DecodedRequest, Encoding, Record};
+use profbridge_testkit::kafka::{self, Broker, DecodedRequest, Encoding, Record, Storage};
 use prost::Message;
 
 /// Generous: these bound a broken run, nothing is timed.
@@ -59,7 +59,16 @@ fn what_is_produced_is_read_back_from_every_partition() {
 
 #[test]
 fn two_consumers_in_a_group_share_the_partitions_and_commit() {
-    let Some(broker) = Broker::start("group") else {
+    group_shares_the_partitions_and_commits(Storage::Memory);
+}
+
+#[test]
+fn two_consumers_in_a_group_share_the_partitions_and_commit_with_sqlite() {
+    group_shares_the_partitions_and_commits(Storage::Sqlite);
+}
+
+fn group_shares_the_partitions_and_commits(storage: Storage) {
+    let Some(broker) = Broker::start_with("group", storage) else {
         return;
     };
     broker.create_topic("shared", 2);
@@ -168,6 +177,39 @@ fn a_stopped_broker_restarts_on_its_port_empty() {
         Some(0),
         "memory storage starts again at offset 0"
     );
+}
+
+#[test]
+fn a_sqlite_broker_keeps_its_messages_across_a_restart() {
+    let Some(mut broker) = Broker::start_with("sqlite-restart", Storage::Sqlite) else {
+        return;
+    };
+    let bootstrap = broker.bootstrap();
+    broker.create_topic("kept", 2);
+    let before = keyed_messages(8, "before");
+    let Some(first) = kafka::produce(&bootstrap, "kept", &before, WAIT) else {
+        return;
+    };
+
+    broker.stop();
+    assert!(std::net::TcpStream::connect(&bootstrap).is_err());
+    broker.restart();
+
+    let after = keyed_messages(4, "after");
+    let second = kafka::produce(&bootstrap, "kept", &after, WAIT).unwrap();
+    let read = kafka::consume(&bootstrap, "kept", before.len() + after.len(), WAIT).unwrap();
+    let got: BTreeMap<(i32, i64), Record> = read
+        .iter()
+        .map(|m| ((m.partition, m.offset), (m.key.clone(), m.value.clone())))
+        .collect();
+    let expected: BTreeMap<(i32, i64), Record> = first
+        .iter()
+        .chain(&second)
+        .map(|d| (d.partition, d.offset))
+        .zip(before.iter().chain(&after).cloned())
+        .collect();
+    assert_eq!(got.len(), read.len(), "a message was read twice");
+    assert_eq!(got, expected, "everything, at the offsets the broker gave");
 }
 
 #[test]

@@ -9,9 +9,14 @@ use std::time::{Duration, Instant};
 
 use crate::{missing_prerequisite, programs, TempDir};
 
-/// Names the tansu binary; else `tools/tansu-0.6.0` in the cache folder,
-/// where `.ci/run` puts it, else `tansu` on the PATH.
+/// Names the tansu binary (the only one tried when set); else
+/// `tools/tansu-0.6.0-libsql` or
+/// `tools/tansu-0.6.0` in the cache folder (`.ci/run` builds the first),
+/// else `tansu` on the PATH.
 pub const TANSU_VAR: &str = "PROFBRIDGE_TANSU";
+/// The binaries in the cache folder, the one with both storage engines
+/// first.
+const CACHED_BINARIES: [&str; 2] = ["tools/tansu-0.6.0-libsql", "tools/tansu-0.6.0"];
 
 /// How long a broker may take to answer its first request; it is ready in
 /// milliseconds, this only bounds a broken start.
@@ -20,25 +25,52 @@ const READY_WITHIN: Duration = Duration::from_secs(30);
 /// between choosing it and the broker binding it.
 const PORT_ATTEMPTS: usize = 5;
 
-/// A tansu broker listening on `127.0.0.1:PORT`, with in-memory storage.
+/// Where the broker keeps topics, messages and committed offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// In memory (`memory://`, tansu's dynostore engine): ready in
+    /// milliseconds and every compression codec, but it loses everything
+    /// when stopped and keeps record batches whole, so a consumer cannot
+    /// start inside one and the high watermark is wrong for batches of
+    /// several records (see the module's documentation).
+    Memory,
+    /// A SQLite file in the broker's temporary folder (`sqlite://`, the
+    /// `libsql` engine): survives [`Broker::stop`] and
+    /// [`Broker::restart`] with its topics, messages, committed offsets
+    /// and producer ids, and keeps records one by one (fetching from any
+    /// offset, a true high watermark). It cannot serve snappy-compressed
+    /// batches (it accepts them, then fails every fetch of their
+    /// partition). Needs a tansu built with the `libsql` feature.
+    Sqlite,
+}
+
+/// A tansu broker listening on `127.0.0.1:PORT`.
 pub struct Broker {
     program: PathBuf,
+    storage: Storage,
     port: u16,
-    /// The broker's output, kept for failure messages.
-    log_dir: TempDir,
+    /// The broker's output, kept for failure messages, and its SQLite
+    /// database.
+    dir: TempDir,
     child: Option<Child>,
 }
 
 impl Broker {
-    /// Starts a broker on a free loopback port and waits until it answers
-    /// Kafka requests. `None` (after a loud note) without tansu, or a
-    /// panic when interop is required.
+    /// Starts a broker with memory storage on a free loopback port and
+    /// waits until it answers Kafka requests. `None` (after a loud note)
+    /// without tansu, or a panic when interop is required.
     pub fn start(label: &str) -> Option<Self> {
-        let program = tansu_program(label)?;
+        Self::start_with(label, Storage::Memory)
+    }
+
+    /// [`Broker::start`] with the storage chosen.
+    pub fn start_with(label: &str, storage: Storage) -> Option<Self> {
+        let program = tansu_program(label, storage)?;
         let mut broker = Self {
             program,
+            storage,
             port: 0,
-            log_dir: TempDir::new(&format!("tansu-{label}")),
+            dir: TempDir::new(&format!("tansu-{label}")),
             child: None,
         };
         for _ in 0..PORT_ATTEMPTS {
@@ -73,10 +105,12 @@ impl Broker {
     }
 
     /// Starts the broker again on the same port (stopping it first if it
-    /// runs) and waits until it answers. Its storage is memory, so it
-    /// comes back empty: no topics (create them again), no messages, no
-    /// committed offsets. Clients that knew the old topic see its offsets
-    /// start again at 0.
+    /// runs) and waits until it answers. With [`Storage::Sqlite`] it comes
+    /// back with everything it had. With [`Storage::Memory`] it comes back
+    /// empty: no topics (create them again), no messages, no committed
+    /// offsets, no producer ids (an idempotent producer that wrote before
+    /// then fails with UNKNOWN_PRODUCER_ID until its messages time out),
+    /// and the offsets of a topic created again start at 0.
     pub fn restart(&mut self) {
         self.stop();
         // The port was ours a moment ago; another process taking it in
@@ -98,7 +132,8 @@ impl Broker {
     }
 
     /// Creates `topic` with `partitions` partitions (replication factor
-    /// 1), with tansu's own CLI.
+    /// 1), with tansu's own CLI; panics when it fails, as when the topic
+    /// exists (after restarting a SQLite broker, say).
     pub fn create_topic(&self, topic: &str, partitions: u32) {
         let output = Command::new(&self.program)
             .args(["topic", "create", "--broker"])
@@ -122,8 +157,12 @@ impl Broker {
         std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 
+    pub fn storage(&self) -> Storage {
+        self.storage
+    }
+
     fn log_path(&self) -> PathBuf {
-        self.log_dir.path().join("tansu.log")
+        self.dir.path().join("tansu.log")
     }
 
     /// Spawns the broker and waits until it says it is ready and answers
@@ -139,7 +178,16 @@ impl Broker {
             .arg("broker")
             .args(["--listener-url", &listener])
             .args(["--advertised-listener-url", &listener])
-            .args(["--storage-engine", "memory://tansu/"])
+            .args([
+                "--storage-engine",
+                match self.storage {
+                    Storage::Memory => "memory://tansu/",
+                    // Relative to the working folder: tansu 0.6.0 joins even
+                    // an absolute path to it.
+                    Storage::Sqlite => "sqlite://tansu.db",
+                },
+            ])
+            .current_dir(self.dir.path())
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("clone the log file"))
             .stderr(log)
@@ -180,26 +228,42 @@ impl Drop for Broker {
     }
 }
 
-/// The tansu binary, or `None` after a loud note (a panic when interop is
-/// required).
-fn tansu_program(label: &str) -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os(TANSU_VAR).map(PathBuf::from),
-        Some(programs::cache_dir().join("tools/tansu-0.6.0")),
-        Some(PathBuf::from("tansu")),
-    ];
-    let found = candidates.into_iter().flatten().find(|program| {
+/// The tansu binary that has the storage engine, or `None` after a loud
+/// note (a panic when interop is required).
+fn tansu_program(label: &str, storage: Storage) -> Option<PathBuf> {
+    let engine = match storage {
+        Storage::Memory => "dynostore",
+        Storage::Sqlite => "libsql",
+    };
+    let cache = programs::cache_dir();
+    let candidates: Vec<PathBuf> = match std::env::var_os(TANSU_VAR) {
+        Some(program) => vec![PathBuf::from(program)],
+        None => CACHED_BINARIES
+            .iter()
+            .map(|name| cache.join(name))
+            .chain([PathBuf::from("tansu")])
+            .collect(),
+    };
+    let found = candidates.into_iter().find(|program| {
+        // `--help` ends with "Storage engines: dynostore, libsql".
         Command::new(program)
-            .arg("--version")
+            .arg("--help")
             .output()
-            .is_ok_and(|out| out.status.success())
+            .is_ok_and(|out| {
+                out.status.success()
+                    && String::from_utf8_lossy(&out.stdout)
+                        .lines()
+                        .any(|line| line.starts_with("Storage engines:") && line.contains(engine))
+            })
     });
     if found.is_none() {
         missing_prerequisite(
             &format!(
-                "tansu, a Kafka-protocol broker ({TANSU_VAR}, tools/tansu-0.6.0 in the cache \
-                 folder, or `tansu` on the PATH; .ci/run installs it with \
-                 `cargo install tansu --version 0.6.0 --features dynostore`)"
+                "tansu 0.6.0 with the {engine} storage engine, a Kafka-protocol broker \
+                 ({TANSU_VAR}, {} in the cache folder, or `tansu` on the PATH; .ci/run \
+                 builds it with `cargo install tansu --version 0.6.0 --features \
+                 dynostore,libsql`)",
+                CACHED_BINARIES.join(" or ")
             ),
             &format!("a Kafka broker for {label}"),
         );
