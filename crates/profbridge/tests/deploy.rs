@@ -109,7 +109,7 @@ fn kubernetes_manifests() -> Vec<(String, Vec<Yaml>)> {
         .filter(|name| name.ends_with(".yaml") || name.ends_with(".yml"))
         .collect();
     names.sort();
-    for expected in ["gateway.yaml", "sidecar.yaml"] {
+    for expected in ["gateway.yaml", "gateway-kafka.yaml", "sidecar.yaml"] {
         assert!(
             names.iter().any(|name| name == expected),
             "deploy/kubernetes/{expected} is missing"
@@ -251,6 +251,8 @@ fn every_kubernetes_document_parses_and_is_named() {
         "gateway.yaml: ConfigMap/",
         "gateway.yaml: Deployment/",
         "gateway.yaml: Service/",
+        "gateway-kafka.yaml: ConfigMap/",
+        "gateway-kafka.yaml: StatefulSet/",
         "sidecar.yaml: ConfigMap/",
         "sidecar.yaml: Deployment/",
     ] {
@@ -295,7 +297,10 @@ fn kubernetes_configmaps_hold_valid_configurations_that_containers_mount() {
             }
         }
     }
-    assert!(mounted >= 2, "a sidecar and a gateway container at least");
+    assert!(
+        mounted >= 3,
+        "a sidecar and two gateway containers at least"
+    );
 }
 
 #[test]
@@ -369,24 +374,7 @@ fn gateway_probes_health_and_ready_on_the_telemetry_port() {
 
     let source = mounted_config(spec, container, what);
     let config = &documents(what, &configs[&source])[0];
-    let telemetry = text(config, "service.telemetry.metrics.address", what);
-    assert!(
-        telemetry.starts_with("0.0.0.0:"),
-        "{what}: the kubelet probes the Pod's address, so telemetry must listen on 0.0.0.0, not {telemetry}"
-    );
-    let telemetry_port = port_of(telemetry);
-    for (probe, path) in [("livenessProbe", "/health"), ("readinessProbe", "/ready")] {
-        assert_eq!(
-            text(container, &format!("{probe}.httpGet.path"), what),
-            path,
-            "{what}: {probe}"
-        );
-        assert_eq!(
-            probe_port(container, probe, what),
-            telemetry_port,
-            "{what}: {probe} should hit the telemetry port"
-        );
-    }
+    assert_probes_on_the_telemetry_port(config, container, what);
 
     // Receivers listen on every interface, and the Service exposes them.
     let receiver_ports: Vec<i64> = ["grpc", "http"]
@@ -421,13 +409,138 @@ fn gateway_probes_health_and_ready_on_the_telemetry_port() {
 
     // The persistent queue is on a volume, not the read-only root.
     let storage = text(config, "exporters.otlp.sending_queue.storage", what);
+    assert_on_a_writable_mount(container, storage, what);
+}
+
+/// The kubelet reaches the telemetry endpoint on the Pod's address, and
+/// the liveness and readiness probes ask it `/health` and `/ready`.
+fn assert_probes_on_the_telemetry_port(config: &Yaml, container: &Yaml, what: &str) {
+    let telemetry = text(config, "service.telemetry.metrics.address", what);
+    assert!(
+        telemetry.starts_with("0.0.0.0:"),
+        "{what}: the kubelet probes the Pod's address, so telemetry must listen on 0.0.0.0, not {telemetry}"
+    );
+    let telemetry_port = port_of(telemetry);
+    for (probe, path) in [("livenessProbe", "/health"), ("readinessProbe", "/ready")] {
+        assert_eq!(
+            text(container, &format!("{probe}.httpGet.path"), what),
+            path,
+            "{what}: {probe}"
+        );
+        assert_eq!(
+            probe_port(container, probe, what),
+            telemetry_port,
+            "{what}: {probe} should hit the telemetry port"
+        );
+    }
+}
+
+/// `path` is on a volume the container may write to, not its read-only root.
+fn assert_on_a_writable_mount(container: &Yaml, path: &str, what: &str) {
     assert!(
         list(container, "volumeMounts").iter().any(|mount| {
             mount["readOnly"].as_bool() != Some(true)
-                && storage.starts_with(mount["mountPath"].as_str().unwrap())
+                && path.starts_with(mount["mountPath"].as_str().unwrap())
         }),
-        "{what}: no writable volume holds the queue at {storage}"
+        "{what}: no writable volume holds {path}"
     );
+}
+
+#[test]
+fn the_kafka_gateway_fleet_shares_one_group_and_commits_only_what_its_disk_queue_holds() {
+    let what = "deploy/kubernetes/gateway-kafka.yaml";
+    let docs = manifest("gateway-kafka.yaml");
+    let configs = embedded_configs(&docs);
+    let workload = docs
+        .iter()
+        .find(|doc| kind(doc) == "StatefulSet")
+        .expect("a StatefulSet in gateway-kafka.yaml");
+    assert!(
+        workload["spec"]["replicas"].as_i64().unwrap_or(1) >= 2,
+        "{what}: a fleet, not one replica"
+    );
+    let spec = pod_spec(workload).unwrap();
+    let container = all_containers(spec)
+        .into_iter()
+        .find(|c| is_profbridge(c))
+        .expect("a profbridge container in the StatefulSet");
+    let source = mounted_config(spec, container, what);
+    let config = &documents(what, &configs[&source])[0];
+    assert_probes_on_the_telemetry_port(config, container, what);
+
+    // Profiles come only from the topic, in one consumer group that every
+    // replica (one configuration) joins.
+    let receivers: Vec<&str> = config["receivers"]
+        .as_hash()
+        .unwrap()
+        .keys()
+        .map(|id| id.as_str().unwrap())
+        .collect();
+    assert_eq!(receivers, ["kafka"], "{what}: receivers");
+    assert!(
+        !text(config, "receivers.kafka.group_id", what).is_empty(),
+        "{what}: group_id"
+    );
+    assert!(
+        list(&config["receivers"]["kafka"], "brokers")
+            .iter()
+            .all(|broker| broker.as_str().is_some_and(|b| !b.contains("://"))),
+        "{what}: brokers are host:port"
+    );
+
+    // An offset is committed once the pipeline took its message: every
+    // exporter keeps a persistent queue on the Pod's own volume, and no
+    // batch processor takes messages before those queues do.
+    let pipeline = &config["service"]["pipelines"]["profiles"];
+    assert!(
+        list(pipeline, "processors")
+            .iter()
+            .all(|id| !id.as_str().unwrap().starts_with("batch")),
+        "{what}: a batch processor would let offsets be committed before the queue has the message"
+    );
+    let exporters = list(pipeline, "exporters");
+    assert!(!exporters.is_empty(), "{what}: no exporter");
+    let claims: Vec<&str> = list(workload, "spec.volumeClaimTemplates")
+        .iter()
+        .map(|claim| text(claim, "metadata.name", what))
+        .collect();
+    for exporter in exporters {
+        let id = exporter.as_str().unwrap();
+        let storage = text(
+            &config["exporters"][id],
+            "sending_queue.storage",
+            &format!("{what}: exporter {id}"),
+        );
+        assert_on_a_writable_mount(container, storage, what);
+        let mount = list(container, "volumeMounts")
+            .iter()
+            .filter(|mount| storage.starts_with(mount["mountPath"].as_str().unwrap()))
+            .max_by_key(|mount| mount["mountPath"].as_str().unwrap().len())
+            .unwrap();
+        let volume = mount["name"].as_str().unwrap();
+        assert!(
+            claims.contains(&volume),
+            "{what}: exporter {id}'s queue is on {volume}, which no volumeClaimTemplate gives each replica (it would not outlive the Pod)"
+        );
+    }
+
+    // Nothing listens for profiles, so a Service exposes telemetry only.
+    for service in docs.iter().filter(|doc| kind(doc) == "Service") {
+        let ports: Vec<i64> = list(service, "spec.ports")
+            .iter()
+            .map(|p| p["port"].as_i64().unwrap())
+            .collect();
+        assert_eq!(
+            ports,
+            [port_of(text(
+                config,
+                "service.telemetry.metrics.address",
+                what
+            ))],
+            "{what}: Service {}",
+            name(service)
+        );
+    }
 }
 
 // ----------------------------------------------------------------- docker

@@ -1529,6 +1529,8 @@ fn every_example_configuration_validates() {
         "java-agent.yaml",
         "pyroscope-ingest.yaml",
         "file-watch.yaml",
+        "kafka-agent.yaml",
+        "kafka-gateway.yaml",
     ] {
         assert!(
             examples.iter().any(|path| path.ends_with(name)),
