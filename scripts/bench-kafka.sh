@@ -19,7 +19,7 @@
 #   record batches). With BIN=DIR, the profbridge and loadgen binaries in
 #   DIR are measured instead of building them.
 # Needs: cargo, curl, and tansu 0.6.0 ($PROFBRIDGE_TANSU, or
-# $PROFBRIDGE_CACHE/tools/tansu-0.6.0 as .ci/run installs it).
+# $PROFBRIDGE_CACHE/tools/tansu-0.6.0-libsql as .ci/run installs it).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +32,7 @@ compression=${5:-none}
 # shellcheck source=scripts/bench-common.sh
 . "$root/scripts/bench-common.sh"
 
-tansu=${PROFBRIDGE_TANSU:-${PROFBRIDGE_CACHE:-$HOME/.cache/profbridge}/tools/tansu-0.6.0}
+tansu=${PROFBRIDGE_TANSU:-${PROFBRIDGE_CACHE:-$HOME/.cache/profbridge}/tools/tansu-0.6.0-libsql}
 if [ ! -x "$tansu" ]; then
   echo "tansu not found at $tansu; run .ci/run once, or set PROFBRIDGE_TANSU" >&2
   exit 2
