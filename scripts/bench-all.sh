@@ -12,14 +12,17 @@
 #   4. scripts/bench-forward.sh: collector A → collector B against B alone,
 #      with A's exporter compressing as its receiver's client did (gzip)
 #      and with no compression;
-#   5. scripts/bench-criterion.sh: the criterion benches of the codecs and
+#   5. scripts/bench-kafka.sh: collector A → Kafka (a tansu broker on
+#      loopback) → collector B against A → B over OTLP;
+#   6. scripts/bench-criterion.sh: the criterion benches of the codecs and
 #      translators, shortened.
 # Each part is its own script, which can be run alone.
 #
 # Usage: scripts/bench-all.sh [OUT]
 #   SECONDS_PER_LOAD (default 15) is how long each collector load runs.
 # Needs what the scripts need: cargo, go, golang-github-google-pprof-dev,
-# curl, python3, and the corpus (PROFBRIDGE_CORPUS, else ../shared/corpus).
+# curl, python3, tansu (as .ci/run installs it), and the corpus
+# (PROFBRIDGE_CORPUS, else ../shared/corpus).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,6 +87,7 @@ part "collector intake, requests made from large.cpu" \
   "$root/scripts/bench-collector.sh" "$seconds" 4
 part "forwarding A → B, gzip" "$root/scripts/bench-forward.sh" "$seconds" 4 2000 tree nop gzip
 part "forwarding A → B, no compression" "$root/scripts/bench-forward.sh" "$seconds" 4 2000 tree nop none
+part "forwarding through Kafka against OTLP" "$root/scripts/bench-kafka.sh" "$seconds" 4 2000 2 none
 part "criterion benches" "$root/scripts/bench-criterion.sh"
 
 mv "$scratch" "$out"

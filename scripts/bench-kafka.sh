@@ -11,7 +11,9 @@
 # during the run (profbridge_receiver_accepted_profiles_total; generated
 # requests hold one profile each) in requests and MB of protobuf per
 # second. Then A's queue drains, B catches up (at most 120 s), and the
-# totals are checked: B took every profile A answered OK for.
+# totals are checked: B took every profile A answered OK for. The last
+# column is the requests A answered OK over the run and the drain
+# together, in requests per second: what the chain delivered end to end.
 #
 # Usage: scripts/bench-kafka.sh [SECONDS] [CONNECTIONS] [STACKS] [PARTITIONS] [COMPRESSION]
 #   (defaults 15 s, 4 connections, requests of 2000 stacks, 2 partitions,
@@ -146,7 +148,7 @@ measure() {
   awk -v l="$label" -v r="$(field ok_req_per_s <<<"$line")" -v d=$((after - before)) \
     -v s="$seconds" -v b="$bytes" -v ok="$ok" \
     -v w="$(awk -v i="${drained:-1200}" 'BEGIN { printf "%.1f", (i - 1) / 10 }')" \
-    'BEGIN { printf "%-34s %9.1f %11.1f %10.1f %7d %8s\n", l, r, d / s, d / s * b / 1e6, ok, w }'
+    'BEGIN { printf "%-34s %9.1f %11.1f %10.1f %7d %8s %11.1f\n", l, r, d / s, d / s * b / 1e6, ok, w, ok / (s + w) }'
   local verdict="none lost after OK"
   if [ -z "$drained" ]; then
     verdict="B did not catch up within 120 s"
@@ -213,6 +215,6 @@ EOF
 
 echo "load: $connections connections, ${seconds} s, tree-shaped requests of $stacks stacks; Kafka compression: $compression"
 echo "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); broker: tansu $("$tansu" --version 2>/dev/null | awk '{print $2}') (memory storage)"
-printf "%-34s %9s %11s %10s %7s %8s\n" "path" "A req/s" "B got req/s" "B got MB/s" "ok" "drain s"
+printf "%-34s %9s %11s %10s %7s %8s %11s\n" "path" "A req/s" "B got req/s" "B got MB/s" "ok" "drain s" "end-to-end"
 direct
 through_kafka

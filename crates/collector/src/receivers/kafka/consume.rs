@@ -167,7 +167,7 @@ impl ConsumerLoop {
                         paused = true;
                         tracing::warn!(
                             receiver = %self.metrics.receiver,
-                            "the pipelines are full; kafka consumption paused"
+                            "kafka consumption paused: a message waits for room in the pipelines (or for its dead-letter file)"
                         );
                     }
                     // A rebalance may have assigned partitions since.
