@@ -21,13 +21,15 @@
 //! speed.
 
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use prost::Message;
 
 use profbridge_testkit::kafka::{self, Broker, Encoding};
+use profbridge_testkit::pprof_oracle::OracleProfile;
 use profbridge_translate::json::request_to_json_string;
 use profbridge_translate::merge_requests;
 use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest};
@@ -405,6 +407,15 @@ fn a_gateway_fleet_shares_the_topic_through_a_join_and_a_killed_member() {
     broker.create_topic(TOPIC, 4);
     let agent = Collector::start("kafka-fleet-agent", &agent_config(&broker, ""));
     let member = "    group_id: fleet\n    session_timeout: 6s\n    heartbeat_interval: 1s\n    autocommit:\n      interval: 200ms\n";
+    // Each gateway writes OTLP and pprof, both through persistent queues:
+    // what the receiver commits is on disk, so a SIGKILL loses nothing.
+    let gateway = gateway_config(&broker, member)
+        .replace(
+            "    format: otlp\n",
+            "    format: otlp\n    sending_queue:\n      storage: {data}/queue\n  \
+             file/pprof:\n    path: {data}/pprof\n    sending_queue:\n      storage: {data}/queue\n",
+        )
+        .replace("exporters: [file]", "exporters: [file, file/pprof]");
     let written = |collectors: &[&Path]| {
         let mut all: Vec<Vec<u8>> = collectors
             .iter()
@@ -417,13 +428,13 @@ fn a_gateway_fleet_shares_the_topic_through_a_join_and_a_killed_member() {
 
     // The second member joins while the first consumes alone: the group
     // rebalances, taking partitions from the first mid-stream.
-    let first = Collector::start_logged("kafka-fleet-b1", &gateway_config(&broker, member));
+    let first = Collector::start_logged("kafka-fleet-b1", &gateway);
     let before_join = generated(40, 1000);
     let sender = export_in_background(agent.grpc.unwrap(), before_join.clone());
     wait_until("the first gateway taking requests", || {
         receiver_metric(&first, "accepted_profiles_total") >= 5.0
     });
-    let second = Collector::start_logged("kafka-fleet-b2", &gateway_config(&broker, member));
+    let second = Collector::start_logged("kafka-fleet-b2", &gateway);
     assert_eq!(sender.join().unwrap(), before_join.len());
     wait_until("the requests of the join on the gateways", || {
         written(&[&first.data, &second.data]).len() >= before_join.len()
@@ -464,10 +475,49 @@ fn a_gateway_fleet_shares_the_topic_through_a_join_and_a_killed_member() {
         sent.len(),
         copies - sent.len()
     );
+    let sent_totals = totals(&encoded(&sent), Encoding::Proto);
+    assert_eq!(totals(&all, Encoding::Proto), sent_totals);
+
+    // The pprof files, each request's once, as go tool pprof merges them.
+    if profbridge_testkit::require_tool("go", &["version"], "reading pprof files").is_none() {
+        return;
+    }
+    wait_until("a pprof file for every request", || {
+        distinct_files(&[&first.data.join("pprof"), &second.data.join("pprof")]).len() >= sent.len()
+    });
+    let pprof_files = distinct_files(&[&first.data.join("pprof"), &second.data.join("pprof")]);
+    assert_eq!(pprof_files.len(), sent.len());
+    let paths: Vec<&Path> = pprof_files.iter().map(PathBuf::as_path).collect();
+    let merged = OracleProfile::read_merged(&paths);
+    let by_type: BTreeMap<String, i64> = merged
+        .sample_types
+        .iter()
+        .map(|kind| {
+            let name = kind.split('/').next().unwrap();
+            (name.to_owned(), merged.total(name))
+        })
+        .collect();
     assert_eq!(
-        totals(&all, Encoding::Proto),
-        totals(&encoded(&sent), Encoding::Proto)
+        by_type, sent_totals,
+        "go tool pprof's totals of the pprof sink"
     );
+}
+
+/// The files under `dirs` whose contents differ (after gunzip), one path
+/// each: a request written twice after a crash is one.
+fn distinct_files(dirs: &[&Path]) -> Vec<PathBuf> {
+    let mut seen = BTreeMap::new();
+    for dir in dirs {
+        for path in files_under(dir) {
+            let bytes = std::fs::read(&path).unwrap();
+            let mut content = Vec::new();
+            flate2::read::GzDecoder::new(bytes.as_slice())
+                .read_to_end(&mut content)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            seen.entry(content).or_insert(path);
+        }
+    }
+    seen.into_values().collect()
 }
 
 #[test]

@@ -36,6 +36,12 @@ impl OracleProfile {
         Self::parse(&go_tool_pprof(&["-raw"], file))
     }
 
+    /// `go tool pprof -raw FILE...`: the profiles merged into one, as
+    /// pprof merges several files of the same sample types.
+    pub fn read_merged(files: &[&Path]) -> Self {
+        Self::parse(&go_tool_pprof_files(&["-raw"], files))
+    }
+
     /// `go tool pprof -raw -diff_base=BASE CURRENT`: `current`'s samples
     /// and `base`'s with their values negated.
     pub fn diff(base: &Path, current: &Path) -> Self {
@@ -211,19 +217,23 @@ pub fn diff(base: &Path, current: &Path, sample_type: &str, function: &str) -> i
 /// error output when it fails. HOME and PPROF_TMPDIR are a fresh temporary
 /// folder, so that pprof reads and writes nothing of the user's.
 fn go_tool_pprof(args: &[&str], file: &Path) -> String {
+    go_tool_pprof_files(args, &[file])
+}
+
+/// [`go_tool_pprof`] of several files, which pprof merges.
+fn go_tool_pprof_files(args: &[&str], files: &[&Path]) -> String {
     let home = TempDir::new("pprof-oracle");
     let output = Command::new("go")
         .args(["tool", "pprof", "-symbolize=none"])
         .args(args)
-        .arg(file)
+        .args(files)
         .env("HOME", home.path())
         .env("PPROF_TMPDIR", home.path())
         .output()
         .unwrap_or_else(|e| panic!("cannot run go tool pprof: {e}"));
     assert!(
         output.status.success(),
-        "go tool pprof {args:?} {}: {}",
-        file.display(),
+        "go tool pprof {args:?} {files:?}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8(output.stdout).expect("go tool pprof prints UTF-8")
