@@ -41,5 +41,6 @@ mod client;
 
 pub use broker::{Broker, Storage, TANSU_VAR};
 pub use client::{
-    consume, decode, produce, ConsumedMessage, DecodedRequest, Delivered, Encoding, Record,
+    consume, decode, produce, ConsumedMessage, DecodedRequest, Delivered, Encoding, NotDecoded,
+    Record,
 };

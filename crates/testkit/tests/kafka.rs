@@ -255,7 +255,7 @@ fn requests_through_the_broker_decode_with_opentelemetry_proto() {
     assert_eq!(got, expected);
 
     let decoded = kafka::decode(&other, Encoding::Json).unwrap();
-    let outcomes: BTreeMap<&[u8], &Result<DecodedRequest, String>> = other
+    let outcomes: BTreeMap<&[u8], &Result<DecodedRequest, kafka::NotDecoded>> = other
         .iter()
         .map(Vec::as_slice)
         .zip(decoded.iter())

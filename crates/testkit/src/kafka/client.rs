@@ -141,6 +141,18 @@ pub fn produce(
     Some(delivered)
 }
 
+/// Why opentelemetry-proto could not decode a message: its exception.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotDecoded(pub String);
+
+impl std::fmt::Display for NotDecoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotDecoded {}
+
 /// Decodes each message value as an `ExportProfilesServiceRequest` in
 /// `encoding` with Python's opentelemetry-proto (`json_format.Parse` for
 /// OTLP/JSON). Per message, what it holds or why it does not decode.
@@ -148,7 +160,7 @@ pub fn produce(
 pub fn decode(
     values: &[Vec<u8>],
     encoding: Encoding,
-) -> Option<Vec<Result<DecodedRequest, String>>> {
+) -> Option<Vec<Result<DecodedRequest, NotDecoded>>> {
     let python = venv_python(
         PROTO_MODULE,
         PROTO_PACKAGE,
@@ -174,7 +186,7 @@ pub fn decode(
             .into_iter()
             .map(|outcome| match outcome {
                 Outcome::Decoded(decoded) => Ok(decoded),
-                Outcome::Error(error) => Err(error),
+                Outcome::Error(reason) => Err(NotDecoded(reason)),
             })
             .collect(),
     )
