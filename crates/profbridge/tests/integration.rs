@@ -9,6 +9,7 @@ mod forwarding;
 mod inspect;
 mod jfr_cli;
 mod kafka;
+mod kafka_security;
 mod legacy_ingest;
 mod lockout_binary;
 mod memory_limiter_binary;

@@ -45,7 +45,7 @@ const TOPIC: &str = "otlp_profiles";
 
 // ---- configurations ----
 
-const TELEMETRY: &str =
+pub(crate) const TELEMETRY: &str =
     "  telemetry:\n    metrics:\n      address: 127.0.0.1:0\n    logs:\n      level: info\n";
 
 /// An agent: OTLP gRPC in, the `kafka` exporter with `options` (YAML lines
@@ -88,7 +88,7 @@ fn kafka_exporter_metric(collector: &Collector, name: &str) -> f64 {
 
 /// Per sample type, the sum of the sample values of `values`, each an
 /// encoded request, as opentelemetry-proto decodes them.
-fn totals(values: &[Vec<u8>], encoding: Encoding) -> BTreeMap<String, i64> {
+pub(crate) fn totals(values: &[Vec<u8>], encoding: Encoding) -> BTreeMap<String, i64> {
     let decoded = kafka::decode(values, encoding).expect("opentelemetry-proto is installed");
     let mut totals = BTreeMap::new();
     for (i, message) in decoded.into_iter().enumerate() {
@@ -100,14 +100,14 @@ fn totals(values: &[Vec<u8>], encoding: Encoding) -> BTreeMap<String, i64> {
     totals
 }
 
-fn encoded(requests: &[ExportProfilesServiceRequest]) -> Vec<Vec<u8>> {
+pub(crate) fn encoded(requests: &[ExportProfilesServiceRequest]) -> Vec<Vec<u8>> {
     requests.iter().map(Message::encode_to_vec).collect()
 }
 
 /// The requests written under `dir`, each once however often it was
 /// written (redelivery after a crash is allowed), and how many copies
 /// there were beyond the first.
-fn distinct_requests(dir: &Path) -> (Vec<Vec<u8>>, usize) {
+pub(crate) fn distinct_requests(dir: &Path) -> (Vec<Vec<u8>>, usize) {
     let all = encoded(&requests_under(dir));
     let mut distinct = all.clone();
     distinct.sort();
@@ -116,7 +116,7 @@ fn distinct_requests(dir: &Path) -> (Vec<Vec<u8>>, usize) {
     (distinct, duplicates)
 }
 
-fn sorted(mut values: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+pub(crate) fn sorted(mut values: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
     values.sort();
     values
 }

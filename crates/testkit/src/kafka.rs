@@ -35,12 +35,18 @@
 //! - no limit on a message's size (Kafka's default is about 1 MB);
 //! - a stopped memory broker loses its topics, messages, committed
 //!   offsets and producer ids (see [`Broker::restart`]).
+//!
+//! For SASL and TLS, [`SecureBroker`] runs tansu on SQLite storage behind
+//! a TLS terminator; its module says what tansu supports and why.
 
 mod broker;
 mod client;
+mod secure;
+mod tls_front;
 
 pub use broker::{Broker, Storage, TANSU_VAR};
 pub use client::{
-    consume, decode, produce, ConsumedMessage, DecodedRequest, Delivered, Encoding, NotDecoded,
-    Record,
+    consume, consume_with, decode, produce, produce_with, ClientSecurity, ConsumedMessage,
+    DecodedRequest, Delivered, Encoding, NotDecoded, Record, SaslLogin,
 };
+pub use secure::{BrokerSecurity, BrokerTls, SecureBroker};

@@ -20,10 +20,10 @@ const CACHED_BINARIES: [&str; 2] = ["tools/tansu-0.6.0-libsql", "tools/tansu-0.6
 
 /// How long a broker may take to answer its first request; it is ready in
 /// milliseconds, this only bounds a broken start.
-const READY_WITHIN: Duration = Duration::from_secs(30);
+pub(super) const READY_WITHIN: Duration = Duration::from_secs(30);
 /// Tries with a fresh port when another process took the chosen one
 /// between choosing it and the broker binding it.
-const PORT_ATTEMPTS: usize = 5;
+pub(super) const PORT_ATTEMPTS: usize = 5;
 
 /// Where the broker keeps topics, messages and committed offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,7 +230,7 @@ impl Drop for Broker {
 
 /// The tansu binary that has the storage engine, or `None` after a loud
 /// note (a panic when interop is required).
-fn tansu_program(label: &str, storage: Storage) -> Option<PathBuf> {
+pub(super) fn tansu_program(label: &str, storage: Storage) -> Option<PathBuf> {
     let engine = match storage {
         Storage::Memory => "dynostore",
         Storage::Sqlite => "libsql",
@@ -271,14 +271,14 @@ fn tansu_program(label: &str, storage: Storage) -> Option<PathBuf> {
     found
 }
 
-fn free_port() -> u16 {
+pub(super) fn free_port() -> u16 {
     TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
         .expect("bind a loopback port")
 }
 
-fn open_log(path: &Path) -> File {
+pub(super) fn open_log(path: &Path) -> File {
     OpenOptions::new()
         .create(true)
         .append(true)
@@ -288,7 +288,7 @@ fn open_log(path: &Path) -> File {
 
 /// Sends ApiVersions v0 and reads an answer without error: the broker
 /// serves Kafka requests, not only accepts connections.
-fn answers_api_versions(port: u16) -> bool {
+pub(super) fn answers_api_versions(port: u16) -> bool {
     const API_VERSIONS: i16 = 18;
     const CORRELATION_ID: i32 = 0x7072_6f62;
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));

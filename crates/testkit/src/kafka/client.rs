@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -55,6 +55,60 @@ pub enum Encoding {
     Json,
 }
 
+/// How the client connects: SASL, TLS, both or neither (plaintext, the
+/// default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientSecurity {
+    pub sasl: Option<SaslLogin>,
+    /// PEM CA certificates to check the broker's certificate with; the
+    /// client connects with TLS when set.
+    pub ca_file: Option<PathBuf>,
+    /// The client's certificate and key, PEM files, for a broker that
+    /// asks for one (with `ca_file`).
+    pub certificate: Option<(PathBuf, PathBuf)>,
+}
+
+/// A SASL login: `mechanism` as librdkafka names it (`SCRAM-SHA-256`, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SaslLogin {
+    pub mechanism: String,
+    pub username: String,
+    pub password: String,
+}
+
+impl ClientSecurity {
+    /// librdkafka's properties for it.
+    fn properties(&self) -> BTreeMap<&'static str, String> {
+        let tls = self.ca_file.is_some();
+        let protocol = match (&self.sasl, tls) {
+            (None, false) => "plaintext",
+            (None, true) => "ssl",
+            (Some(_), false) => "sasl_plaintext",
+            (Some(_), true) => "sasl_ssl",
+        };
+        let mut properties = BTreeMap::from([("security.protocol", protocol.to_owned())]);
+        if let Some(login) = &self.sasl {
+            properties.insert("sasl.mechanisms", login.mechanism.clone());
+            properties.insert("sasl.username", login.username.clone());
+            properties.insert("sasl.password", login.password.clone());
+        }
+        if let Some(ca_file) = &self.ca_file {
+            properties.insert("ssl.ca.location", path_text(ca_file));
+        }
+        if let Some((certificate, key)) = &self.certificate {
+            properties.insert("ssl.certificate.location", path_text(certificate));
+            properties.insert("ssl.key.location", path_text(key));
+        }
+        properties
+    }
+}
+
+fn path_text(path: &Path) -> String {
+    path.to_str()
+        .unwrap_or_else(|| panic!("{} is not UTF-8", path.display()))
+        .to_owned()
+}
+
 /// What opentelemetry-proto made of one message.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct DecodedRequest {
@@ -76,12 +130,30 @@ pub fn consume(
     expected: usize,
     timeout: Duration,
 ) -> Option<Vec<ConsumedMessage>> {
+    consume_with(
+        bootstrap,
+        topic,
+        expected,
+        timeout,
+        &ClientSecurity::default(),
+    )
+}
+
+/// [`consume`], connecting as `security` says.
+pub fn consume_with(
+    bootstrap: &str,
+    topic: &str,
+    expected: usize,
+    timeout: Duration,
+    security: &ClientSecurity,
+) -> Option<Vec<ConsumedMessage>> {
     let python = venv_python(KAFKA_MODULE, KAFKA_PACKAGE, "reading a Kafka topic")?;
     let input = json!({
         "bootstrap": bootstrap,
         "topic": topic,
         "expected": expected,
         "timeout_seconds": timeout.as_secs_f64(),
+        "properties": security.properties(),
     });
     #[derive(Deserialize)]
     struct Raw {
@@ -120,6 +192,23 @@ pub fn produce(
     messages: &[Record],
     timeout: Duration,
 ) -> Option<Vec<Delivered>> {
+    produce_with(
+        bootstrap,
+        topic,
+        messages,
+        timeout,
+        &ClientSecurity::default(),
+    )
+}
+
+/// [`produce`], connecting as `security` says.
+pub fn produce_with(
+    bootstrap: &str,
+    topic: &str,
+    messages: &[Record],
+    timeout: Duration,
+    security: &ClientSecurity,
+) -> Option<Vec<Delivered>> {
     let python = venv_python(KAFKA_MODULE, KAFKA_PACKAGE, "writing to a Kafka topic")?;
     let encoded: Vec<_> = messages
         .iter()
@@ -135,6 +224,7 @@ pub fn produce(
         "topic": topic,
         "timeout_seconds": timeout.as_secs_f64(),
         "messages": encoded,
+        "properties": security.properties(),
     });
     let delivered: Vec<Delivered> = run_python(&python, PRODUCE, &input);
     assert_eq!(delivered.len(), messages.len());

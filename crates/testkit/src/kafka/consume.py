@@ -1,8 +1,9 @@
 # Reads a topic from its earliest offsets, every partition assigned (no
 # consumer group), until the expected number of messages arrived or the
 # timeout passed. Input (stdin, JSON): bootstrap, topic, expected,
-# timeout_seconds. Output (stdout, JSON): the messages in arrival order,
-# bytes base64-encoded.
+# timeout_seconds, and optionally properties (more librdkafka properties:
+# SASL, TLS). Output (stdout, JSON): the messages in arrival order, bytes
+# base64-encoded.
 import base64
 import json
 import sys
@@ -19,6 +20,7 @@ consumer = Consumer(
         "fetch.max.bytes": 256 << 20,
         "max.partition.fetch.bytes": 256 << 20,
         "receive.message.max.bytes": 512 << 20,
+        **request.get("properties", {}),
     }
 )
 topic = request["topic"]

@@ -1,6 +1,7 @@
 # Produces messages and waits for every delivery report. Input (stdin,
 # JSON): bootstrap, topic, timeout_seconds, messages (key or null, value;
-# base64). Output (stdout, JSON): each message's partition and offset, in
+# base64), and optionally properties (more librdkafka properties: SASL,
+# TLS). Output (stdout, JSON): each message's partition and offset, in
 # order; exits non-zero when one was not delivered.
 import base64
 import json
@@ -22,6 +23,7 @@ producer = Producer(
         # offset inside a batch (see kafka.rs), which a consumer group that
         # commits per message does after every rebalance.
         "batch.num.messages": 1,
+        **request.get("properties", {}),
     }
 )
 delivered = [None] * len(request["messages"])
