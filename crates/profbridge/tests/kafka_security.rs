@@ -401,8 +401,12 @@ fn a_wrong_password_delivers_nothing_keeps_the_requests_and_logs_why() {
     wait_until("the gateway's log saying the login failed", || {
         refused(gateway.log())
     });
-    wait_until("the agent retrying", || {
-        agent.log().contains("export failed; will retry")
+    wait_until("the agent retrying, saying why", || {
+        agent.log().lines().any(|line| {
+            line.contains("export failed; will retry")
+                && line.contains("the client's last error")
+                && refused(line.to_owned())
+        })
     });
     assert_eq!(exporter_metric(&agent, "kafka", "sent_profiles_total"), 0.0);
     assert_eq!(

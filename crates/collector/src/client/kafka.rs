@@ -2,9 +2,11 @@
 //! (`settings::kafka`), and the client context that sends librdkafka's
 //! log lines and errors to our log, labelled with the component.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use rdkafka::client::ClientContext;
 use rdkafka::config::RDKafkaLogLevel;
-use rdkafka::error::KafkaError;
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::ClientConfig;
 
 use crate::settings::kafka::KafkaClientSettings;
@@ -69,11 +71,39 @@ pub(crate) fn millis(duration: std::time::Duration) -> u128 {
     duration.as_millis().max(1)
 }
 
-/// Sends librdkafka's log lines and client errors to our log.
+/// Sends librdkafka's log lines and client errors to our log, and keeps
+/// the last client error (a refused login, a failed TLS handshake), which
+/// no message's delivery report names.
 #[derive(Debug, Clone)]
 pub(crate) struct LoggingContext {
     /// The component's id.
     pub component: String,
+    pub last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl LoggingContext {
+    pub(crate) fn new(component: &str) -> Self {
+        Self {
+            component: component.to_owned(),
+            last_error: Arc::default(),
+        }
+    }
+
+    /// Forgets the last client error: everything since went through.
+    pub(crate) fn forget_last_error(&self) {
+        *self
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// The last client error, if there was one.
+    pub(crate) fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl ClientContext for LoggingContext {
@@ -96,6 +126,13 @@ impl ClientContext for LoggingContext {
 
     fn error(&self, error: KafkaError, reason: &str) {
         tracing::warn!(component = self.component.as_str(), %error, reason, "kafka client error");
+        // "1/1 brokers are down" follows each broker's own error, which says why.
+        if error.rdkafka_error_code() != Some(RDKafkaErrorCode::AllBrokersDown) {
+            *self
+                .last_error
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(reason.to_owned());
+        }
     }
 }
 

@@ -39,8 +39,13 @@ pub struct ProducerError(KafkaError);
 /// Why a message was not delivered.
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
-    #[error("topic {topic}: {error}")]
-    Failed { topic: String, error: KafkaError },
+    #[error("topic {topic}: {error}{}", client_error.as_ref().map(|e| format!("; the client's last error: {e}")).unwrap_or_default())]
+    Failed {
+        topic: String,
+        error: KafkaError,
+        /// What the client last reported (a refused login, say).
+        client_error: Option<String>,
+    },
     #[error("topic {topic}: the producer dropped the message")]
     Dropped { topic: String },
     #[error("{profiles} profiles are each larger than producer.max_message_bytes ({limit} bytes) on their own")]
@@ -50,6 +55,8 @@ pub enum DeliveryError {
 /// Produces batches to Kafka. Safe to share between tasks.
 pub struct KafkaExporter {
     producer: FutureProducer<LoggingContext>,
+    /// The producer's context, for its last client error.
+    client: LoggingContext,
     layout: Arc<Layout>,
     brokers: String,
 }
@@ -67,6 +74,7 @@ impl KafkaExporter {
     /// Creates the producer; librdkafka connects in the background.
     pub fn new(id: &str, config: &KafkaExporterConfig) -> Result<Self, ProducerError> {
         let producer_settings = &config.producer;
+        let context = LoggingContext::new(id);
         let mut properties = client_config(id, &config.client);
         // librdkafka's limit covers the record's framing as well as the value.
         let record_limit = producer_settings.max_message_bytes.saturating_add(1024);
@@ -82,7 +90,9 @@ impl KafkaExporter {
             .set("queue.buffering.max.kbytes", PRODUCER_QUEUE_KIB.to_string())
             .set(
                 "message.timeout.ms",
-                config.helper.timeout.0.as_millis().to_string(),
+                delivery_timeout(config.helper.timeout.0)
+                    .as_millis()
+                    .to_string(),
             );
         if let Some(level) = producer_settings.compression_params.level {
             properties.set("compression.level", level.to_string());
@@ -94,13 +104,12 @@ impl KafkaExporter {
             );
         }
         let producer = properties
-            .create_with_context(LoggingContext {
-                component: id.to_owned(),
-            })
+            .create_with_context(context.clone())
             .map_err(ProducerError)?;
         let (topic, encoding) = config.signal();
         Ok(Self {
             producer,
+            client: context,
             layout: Arc::new(Layout {
                 topic,
                 topic_from_attribute: Some(config.topic_from_attribute.clone())
@@ -154,6 +163,7 @@ impl KafkaExporter {
                 Ok(Err((error, _))) => DeliveryError::Failed {
                     topic: topic.clone(),
                     error,
+                    client_error: self.client.last_error(),
                 },
                 Err(_) => DeliveryError::Dropped {
                     topic: topic.clone(),
@@ -164,6 +174,7 @@ impl KafkaExporter {
         if let Some(error) = failure {
             return Err(classify(error));
         }
+        self.client.forget_last_error();
         match too_large {
             None => Ok(sent),
             Some(request) => {
@@ -196,11 +207,20 @@ impl KafkaExporter {
                     return Err(classify(DeliveryError::Failed {
                         topic: message.topic.clone(),
                         error,
+                        client_error: self.client.last_error(),
                     }))
                 }
             }
         }
     }
+}
+
+/// How long librdkafka may hold a message: three quarters of an
+/// attempt's `timeout` (librdkafka looks for expired messages about once
+/// a second), so that the attempt ends with librdkafka's report (and the
+/// client's last error) rather than a bare timeout. 0: no limit.
+fn delivery_timeout(attempt: Duration) -> Duration {
+    attempt.saturating_sub(attempt / 4)
 }
 
 /// Errors that a retry cannot mend are permanent; the rest (brokers down,
@@ -215,8 +235,6 @@ fn classify(error: DeliveryError) -> ExportError {
                     | RDKafkaErrorCode::InvalidTopic
                     | RDKafkaErrorCode::TopicAuthorizationFailed
                     | RDKafkaErrorCode::ClusterAuthorizationFailed
-                    | RDKafkaErrorCode::SaslAuthenticationFailed
-                    | RDKafkaErrorCode::Authentication
             )
         ),
         DeliveryError::Dropped { .. } => false,

@@ -131,9 +131,7 @@ fn consumer(
     }
     properties
         .create_with_context(GroupContext {
-            logging: LoggingContext {
-                component: id.to_owned(),
-            },
+            logging: LoggingContext::new(id),
             revoked,
         })
         .map_err(ConsumerError::Create)
