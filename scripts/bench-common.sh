@@ -48,3 +48,19 @@ metric_at() {
   curl -s --max-time 5 "http://$1/metrics" |
     awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $NF } END { printf "%.0f\n", s }'
 }
+
+# Starts "$profbridge" serve on $work/NAME.yaml; sets pid, grpc and
+# metrics (the addresses it prints), and stops it on exit.
+start_serve() {
+  local name=$1
+  local config="$work/$name.yaml" out="$work/$name.out"
+  "$profbridge" serve --config "$config" >"$out" 2>"$work/$name.err" &
+  pid=$!
+  pids+=("$pid")
+  if ! wait_line "$out" "profbridge: ready" >/dev/null; then
+    cat "$work/$name.err" >&2
+    exit 1
+  fi
+  grpc=$(sed -n 's/.*OTLP gRPC listening on //p' "$out")
+  metrics=$(sed -n 's/.*telemetry.*listening on //p' "$out")
+}

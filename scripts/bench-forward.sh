@@ -51,22 +51,6 @@ else
   loadgen="$target/release/loadgen"
 fi
 
-# Starts `profbridge serve` on $work/NAME.yaml; sets pid, grpc and
-# metrics (the addresses it prints).
-start_serve() {
-  local name=$1
-  local config="$work/$name.yaml" out="$work/$name.out"
-  "$profbridge" serve --config "$config" >"$out" 2>"$work/$name.err" &
-  pid=$!
-  pids+=("$pid")
-  if ! wait_line "$out" "profbridge: ready" >/dev/null; then
-    cat "$work/$name.err" >&2
-    exit 1
-  fi
-  grpc=$(sed -n 's/.*OTLP gRPC listening on //p' "$out")
-  metrics=$(sed -n 's/.*telemetry.*listening on //p' "$out")
-}
-
 telemetry_yaml() {
   cat <<EOF
   telemetry:

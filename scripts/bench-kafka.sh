@@ -76,21 +76,6 @@ start_broker() {
   exit 1
 }
 
-# Starts `profbridge serve` on $work/NAME.yaml; sets pid, grpc and metrics.
-start_serve() {
-  local name=$1
-  local out="$work/$name.out"
-  "$profbridge" serve --config "$work/$name.yaml" >"$out" 2>"$work/$name.err" &
-  pid=$!
-  pids+=("$pid")
-  if ! wait_line "$out" "profbridge: ready" >/dev/null; then
-    cat "$work/$name.err" >&2
-    exit 1
-  fi
-  grpc=$(sed -n 's/.*OTLP gRPC listening on //p' "$out")
-  metrics=$(sed -n 's/.*telemetry.*listening on //p' "$out")
-}
-
 service_yaml() {
   cat <<EOF
 service:

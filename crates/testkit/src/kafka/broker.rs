@@ -20,7 +20,7 @@ const CACHED_BINARIES: [&str; 2] = ["tools/tansu-0.6.0-libsql", "tools/tansu-0.6
 
 /// How long a broker may take to answer its first request; it is ready in
 /// milliseconds, this only bounds a broken start.
-pub(super) const READY_WITHIN: Duration = Duration::from_secs(30);
+const READY_WITHIN: Duration = Duration::from_secs(30);
 /// Tries with a fresh port when another process took the chosen one
 /// between choosing it and the broker binding it.
 pub(super) const PORT_ATTEMPTS: usize = 5;
@@ -194,32 +194,50 @@ impl Broker {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.program.display()));
         self.child = Some(child);
-        let deadline = Instant::now() + READY_WITHIN;
-        while Instant::now() < deadline {
-            let output = self.log().get(log_start..).unwrap_or_default().to_owned();
-            if output.contains("AddrInUse") {
-                self.stop();
-                return Start::PortTaken;
-            }
-            if !self.is_running() {
-                panic!("tansu exited on start; its log:\n{}", self.log());
-            }
-            if output.contains("ready in") && answers_api_versions(self.port) {
-                return Start::Ready;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!(
-            "tansu on port {} did not answer within {READY_WITHIN:?}; its log:\n{}",
-            self.port,
-            self.log()
-        );
+        await_start(&mut self.child, self.port, &log_path, log_start)
     }
 }
 
-enum Start {
+pub(super) enum Start {
     Ready,
     PortTaken,
+}
+
+/// Waits until the tansu just started as `child` answers on `port`, reading
+/// its log at `log_path` from `log_start`: ready, or its port was taken (it
+/// is stopped then). Panics when it exits or does not answer in time.
+pub(super) fn await_start(
+    child: &mut Option<Child>,
+    port: u16,
+    log_path: &Path,
+    log_start: usize,
+) -> Start {
+    let log = || std::fs::read_to_string(log_path).unwrap_or_default();
+    let deadline = Instant::now() + READY_WITHIN;
+    while Instant::now() < deadline {
+        let output = log().get(log_start..).unwrap_or_default().to_owned();
+        let running = child
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)));
+        if output.contains("AddrInUse") {
+            if let Some(mut child) = child.take() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            return Start::PortTaken;
+        }
+        if !running {
+            panic!("tansu exited on start; its log:\n{}", log());
+        }
+        if output.contains("ready in") && answers_api_versions(port) {
+            return Start::Ready;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!(
+        "tansu on port {port} did not answer within {READY_WITHIN:?}; its log:\n{}",
+        log()
+    );
 }
 
 impl Drop for Broker {
@@ -288,7 +306,7 @@ pub(super) fn open_log(path: &Path) -> File {
 
 /// Sends ApiVersions v0 and reads an answer without error: the broker
 /// serves Kafka requests, not only accepts connections.
-pub(super) fn answers_api_versions(port: u16) -> bool {
+fn answers_api_versions(port: u16) -> bool {
     const API_VERSIONS: i16 = 18;
     const CORRELATION_ID: i32 = 0x7072_6f62;
     let address = SocketAddr::from((Ipv4Addr::LOCALHOST, port));

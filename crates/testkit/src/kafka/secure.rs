@@ -26,10 +26,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Instant;
 
 use super::broker::{
-    answers_api_versions, free_port, open_log, tansu_program, Storage, PORT_ATTEMPTS, READY_WITHIN,
+    await_start, free_port, open_log, tansu_program, Start, Storage, PORT_ATTEMPTS,
 };
 use super::tls_front::{FrontSocket, TlsFront};
 use crate::TempDir;
@@ -200,32 +199,7 @@ impl SecureBroker {
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.program.display()));
         self.child = Some(child);
-        let deadline = Instant::now() + READY_WITHIN;
-        while Instant::now() < deadline {
-            let output = self.log().get(log_start..).unwrap_or_default().to_owned();
-            if output.contains("AddrInUse") {
-                self.stop();
-                return Start::PortTaken;
-            }
-            if !self.is_running() {
-                panic!("tansu exited on start; its log:\n{}", self.log());
-            }
-            if output.contains("ready in") && answers_api_versions(self.port) {
-                return Start::Ready;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        panic!(
-            "tansu on port {} did not answer within {READY_WITHIN:?}; its log:\n{}",
-            self.port,
-            self.log()
-        );
-    }
-
-    fn is_running(&mut self) -> bool {
-        self.child
-            .as_mut()
-            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+        await_start(&mut self.child, self.port, &log_path, log_start)
     }
 
     fn stop(&mut self) {
@@ -234,11 +208,6 @@ impl SecureBroker {
             let _ = child.wait();
         }
     }
-}
-
-enum Start {
-    Ready,
-    PortTaken,
 }
 
 impl Drop for SecureBroker {
