@@ -1,0 +1,251 @@
+//! Symbolization of native frames in OTLP profiles (docs/symbolize.md).
+//!
+//! For each location without lines whose mapping names an ELF file or a
+//! build id, the file is found (the mapping's path under a root, then
+//! `DIR/.build-id/xx/rest.debug`, then `.gnu_debuglink`), the runtime
+//! address becomes an ELF address through the file's loadable segments, and
+//! addr2line resolves functions, files, lines and inlined frames (innermost
+//! first). Interpreted and kernel frames are left alone.
+
+mod binary;
+mod dictionary;
+mod elf;
+mod error;
+mod locate;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+
+use profbridge_translate::keys::{
+    BUILD_ID_GNU, FRAME_TYPE, HAS_FILENAMES, HAS_FUNCTIONS, HAS_INLINE_FRAMES, HAS_LINE_NUMBERS,
+};
+use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line, Mapping};
+use rustc_hash::FxHashMap;
+
+use binary::{Binary, FileKey, Frame};
+use dictionary::Editor;
+pub use error::{FileError, MissReason};
+
+/// Where files are looked for.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// Mapping paths are opened under this folder (`/` for the local
+    /// machine, `/proc/PID/root` for a process in another mount namespace);
+    /// `None` opens no mapping path.
+    pub root: Option<PathBuf>,
+    /// Folders of separate debug files, such as `/usr/lib/debug`: searched
+    /// by build id (`.build-id/xx/rest.debug`) and for `.gnu_debuglink` names.
+    pub debug_dirs: Vec<PathBuf>,
+}
+
+/// What one call of [`Symbolizer::symbolize`] did.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Locations that had no lines and now have them.
+    pub locations_symbolized: u64,
+    /// Lines written, inlined frames included.
+    pub frames_symbolized: u64,
+    /// Native locations without lines left so, by reason.
+    pub misses: BTreeMap<MissReason, u64>,
+    /// Interpreted and kernel locations, not looked at.
+    pub left_alone: u64,
+    /// Files found but unusable, each reported the first time it is met.
+    pub problems: Vec<FileError>,
+}
+
+impl Report {
+    pub fn missed(&self) -> u64 {
+        self.misses.values().sum()
+    }
+}
+
+/// How many files stay open by default.
+pub const DEFAULT_CACHED_FILES: usize = 64;
+
+/// Resolves addresses; keeps a bounded cache of opened files (and of files
+/// not found or unusable) by path and build id.
+pub struct Symbolizer {
+    sources: Sources,
+    cache: FxHashMap<FileKey, Result<Binary, MissReason>>,
+    order: VecDeque<FileKey>,
+    capacity: usize,
+}
+
+impl Symbolizer {
+    pub fn new(sources: Sources) -> Self {
+        Self::with_cache_capacity(sources, DEFAULT_CACHED_FILES)
+    }
+
+    /// A symbolizer that keeps at most `capacity` files (at least one).
+    pub fn with_cache_capacity(sources: Sources, capacity: usize) -> Self {
+        Self {
+            sources,
+            cache: FxHashMap::default(),
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Adds lines to every native location of `request` that has none and
+    /// can be resolved, and sets its mapping's `pprof.mapping.has_*`.
+    pub fn symbolize(&mut self, request: &mut ExportProfilesServiceRequest) -> Report {
+        let mut report = Report::default();
+        let Some(dictionary) = request.dictionary.as_mut() else {
+            return report;
+        };
+        let mut editor = Editor::new(dictionary);
+        let mut keys: FxHashMap<usize, Option<FileKey>> = FxHashMap::default();
+        let mut flags: FxHashMap<usize, [bool; 4]> = FxHashMap::default();
+        for index in 1..editor.dictionary.location_table.len() {
+            let Some(location) = editor.dictionary.location_table.get(index) else {
+                continue;
+            };
+            if !location.lines.is_empty() {
+                continue;
+            }
+            let (address, mapping_index) = (location.address, location.mapping_index);
+            if !is_native(&editor, &location.attribute_indices) {
+                report.left_alone += 1;
+                continue;
+            }
+            let mapping_index = usize::try_from(mapping_index).unwrap_or(0);
+            let mapping = editor
+                .dictionary
+                .mapping_table
+                .get(mapping_index)
+                .filter(|_| mapping_index > 0)
+                .cloned();
+            let Some(mapping) = mapping else {
+                *report.misses.entry(MissReason::NoMapping).or_default() += 1;
+                continue;
+            };
+            let key = keys
+                .entry(mapping_index)
+                .or_insert_with(|| file_key(&editor, &mapping))
+                .clone();
+            let outcome = match key {
+                Some(key) => self.resolve(&key, &mapping, address, &mut report.problems),
+                None => Err(MissReason::NoMapping),
+            };
+            match outcome {
+                Ok((frames, has_dwarf)) => {
+                    let lines = write_lines(&mut editor, &frames);
+                    let mapping_flags = flags.entry(mapping_index).or_default();
+                    mapping_flags[0] |= frames.iter().any(|f| !f.name.is_empty());
+                    mapping_flags[1] |= frames.iter().any(|f| !f.file.is_empty());
+                    mapping_flags[2] |= frames.iter().any(|f| f.line > 0);
+                    mapping_flags[3] |= has_dwarf;
+                    report.locations_symbolized += 1;
+                    report.frames_symbolized += lines.len() as u64;
+                    if let Some(location) = editor.dictionary.location_table.get_mut(index) {
+                        location.lines = lines;
+                    }
+                }
+                Err(reason) => *report.misses.entry(reason).or_default() += 1,
+            }
+        }
+        let keys_in_order = [
+            HAS_FUNCTIONS,
+            HAS_FILENAMES,
+            HAS_LINE_NUMBERS,
+            HAS_INLINE_FRAMES,
+        ];
+        let mut flagged: Vec<_> = flags.into_iter().collect();
+        flagged.sort_unstable_by_key(|(mapping, _)| *mapping);
+        for (mapping, set) in flagged {
+            for (key, set) in keys_in_order.iter().zip(set) {
+                if set {
+                    editor.set_mapping_flag(mapping, key);
+                }
+            }
+        }
+        report
+    }
+
+    /// The frames at runtime `address` of `mapping`, and whether they come
+    /// from DWARF.
+    fn resolve(
+        &mut self,
+        key: &FileKey,
+        mapping: &Mapping,
+        address: u64,
+        problems: &mut Vec<FileError>,
+    ) -> Result<(Vec<Frame>, bool), MissReason> {
+        let binary = self.binary(key, problems)?;
+        let elf_address = if mapping.memory_start == 0 && mapping.memory_limit == 0 {
+            Some(address)
+        } else if address < mapping.memory_start
+            || (mapping.memory_limit != 0 && address >= mapping.memory_limit)
+        {
+            None
+        } else {
+            (address - mapping.memory_start)
+                .checked_add(mapping.file_offset)
+                .and_then(|offset| binary.address_of_offset(offset))
+        };
+        let elf_address = elf_address.ok_or(MissReason::AddressOutsideFile)?;
+        let frames = binary.frames(elf_address);
+        if frames.is_empty() {
+            return Err(MissReason::NoSymbol);
+        }
+        Ok((frames, binary.has_dwarf))
+    }
+
+    fn binary(
+        &mut self,
+        key: &FileKey,
+        problems: &mut Vec<FileError>,
+    ) -> Result<&Binary, MissReason> {
+        if !self.cache.contains_key(key) {
+            if self.order.len() >= self.capacity {
+                if let Some(oldest) = self.order.pop_front() {
+                    self.cache.remove(&oldest);
+                }
+            }
+            let opened = Binary::open(&self.sources, key, problems);
+            self.cache.insert(key.clone(), opened);
+            self.order.push_back(key.clone());
+        }
+        match self.cache.get(key) {
+            Some(Ok(binary)) => Ok(binary),
+            Some(Err(reason)) => Err(*reason),
+            None => Err(MissReason::FileNotFound),
+        }
+    }
+}
+
+/// Whether a location is native code: no `profile.frame.type`, or `native`.
+fn is_native(editor: &Editor<'_>, attribute_indices: &[i32]) -> bool {
+    attribute_indices
+        .iter()
+        .all(|&i| match editor.attribute(i) {
+            Some((key, value)) if key == FRAME_TYPE => value.is_none_or(|v| v == "native"),
+            _ => true,
+        })
+}
+
+/// The file a mapping names, or `None` when it names neither a path nor a
+/// GNU build id.
+fn file_key(editor: &Editor<'_>, mapping: &Mapping) -> Option<FileKey> {
+    let path = editor.text(mapping.filename_strindex).to_owned();
+    let build_id = mapping
+        .attribute_indices
+        .iter()
+        .find_map(|&i| match editor.attribute(i) {
+            Some((key, Some(value))) if key == BUILD_ID_GNU => elf::unhex(value),
+            _ => None,
+        });
+    let names_a_file = path.starts_with('/');
+    (names_a_file || build_id.is_some()).then_some(FileKey { path, build_id })
+}
+
+fn write_lines(editor: &mut Editor<'_>, frames: &[Frame]) -> Vec<Line> {
+    frames
+        .iter()
+        .map(|frame| Line {
+            function_index: editor.function(&frame.name, &frame.system_name, &frame.file),
+            line: i64::from(frame.line),
+            column: i64::from(frame.column),
+        })
+        .collect()
+}

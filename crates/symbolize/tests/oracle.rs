@@ -1,0 +1,369 @@
+//! profbridge's symbolizer against `llvm-symbolizer --inlines` on real
+//! gperftools CPU profiles of optimized C++ (crates/testkit/src/native.rs):
+//! every location of our program and our shared library, PIE and non-PIE,
+//! from the binaries themselves and from separate debug files.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use std::path::{Path, PathBuf};
+
+use profbridge_symbolize::{FileError, MissReason, Sources, Symbolizer};
+use profbridge_testkit::native::{
+    add_debuglink, build_id, elf_address, gperftools_cpu_profile_of, llvm_symbolize, load_segments,
+    native_programs, split_debug_info, OracleFrame,
+};
+use profbridge_testkit::TempDir;
+use profbridge_translate::keys::{BUILD_ID_GNU, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
+use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest, KeyValueAndUnit};
+use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
+
+const PURPOSE: &str = "the symbolizer's tests against llvm-symbolizer";
+
+fn request_of(profile_bytes: &[u8]) -> ExportProfilesServiceRequest {
+    let profile = profbridge_pprof::parse_legacy(profile_bytes).expect("a gperftools profile");
+    let converted = pprof_to_otlp(
+        &[PprofInput {
+            profile: &profile,
+            resource_attributes: &[],
+            scope: None,
+            original_payload: None,
+        }],
+        &ToOtlpOptions::default(),
+    );
+    assert!(converted.rejected.is_empty());
+    converted.request
+}
+
+/// One resolved frame as profbridge wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Written {
+    name: String,
+    system_name: String,
+    file: String,
+    line: u64,
+    column: u64,
+}
+
+/// Per location of `file`'s mappings: (ELF address, the lines written).
+fn locations_of(request: &ExportProfilesServiceRequest, file: &Path) -> Vec<(u64, Vec<Written>)> {
+    let dictionary = request.dictionary.as_ref().expect("a dictionary");
+    let text = |i: i32| dictionary.string_table[i as usize].clone();
+    let segments = load_segments(file);
+    let wanted = file.to_string_lossy();
+    let mut found = Vec::new();
+    for location in dictionary.location_table.iter().skip(1) {
+        let mapping = &dictionary.mapping_table[location.mapping_index as usize];
+        if location.mapping_index == 0 || text(mapping.filename_strindex) != wanted {
+            continue;
+        }
+        let address = elf_address(
+            &segments,
+            mapping.memory_start,
+            mapping.file_offset,
+            location.address,
+        );
+        let lines = location
+            .lines
+            .iter()
+            .map(|line| {
+                let function = &dictionary.function_table[line.function_index as usize];
+                Written {
+                    name: text(function.name_strindex),
+                    system_name: text(function.system_name_strindex),
+                    file: text(function.filename_strindex),
+                    line: line.line as u64,
+                    column: line.column as u64,
+                }
+            })
+            .collect();
+        found.push((address, lines));
+    }
+    found
+}
+
+/// Checks every location of `file` against llvm-symbolizer on `oracle_file`
+/// (the same ELF address); returns how many locations and how many with
+/// inlined frames were compared.
+fn assert_matches_oracle(
+    request: &ExportProfilesServiceRequest,
+    file: &Path,
+    oracle_file: &Path,
+) -> (usize, usize) {
+    let locations = locations_of(request, file);
+    let addresses: Vec<u64> = locations.iter().map(|(a, _)| *a).collect();
+    let demangled = llvm_symbolize(oracle_file, &addresses, true);
+    let mangled = llvm_symbolize(oracle_file, &addresses, false);
+    let mut inlined = 0;
+    for (((address, written), demangled), mangled) in locations.iter().zip(&demangled).zip(&mangled)
+    {
+        let expected: Vec<(&str, &str, &str, u64, u64)> = demangled
+            .iter()
+            .zip(mangled)
+            .map(|(d, m): (&OracleFrame, &OracleFrame)| {
+                (
+                    d.function.as_str(),
+                    m.function.as_str(),
+                    d.file.as_str(),
+                    d.line,
+                    d.column,
+                )
+            })
+            .collect();
+        let got: Vec<(&str, &str, &str, u64, u64)> = written
+            .iter()
+            .map(|w| {
+                (
+                    w.name.as_str(),
+                    w.system_name.as_str(),
+                    w.file.as_str(),
+                    w.line,
+                    w.column,
+                )
+            })
+            .collect();
+        assert!(
+            !expected.is_empty(),
+            "{}: llvm-symbolizer knows nothing at {address:#x}",
+            file.display()
+        );
+        assert_eq!(got, expected, "{} at {address:#x}", file.display());
+        if got.len() > 1 {
+            inlined += 1;
+        }
+    }
+    (locations.len(), inlined)
+}
+
+fn local_sources() -> Sources {
+    Sources {
+        root: Some(PathBuf::from("/")),
+        debug_dirs: Vec::new(),
+    }
+}
+
+#[test]
+fn gperftools_profiles_resolve_as_llvm_symbolizer_says() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-oracle");
+    let mut library_locations = 0;
+    for program in [&programs.pie, &programs.non_pie] {
+        let mut request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
+        let report = Symbolizer::new(local_sources()).symbolize(&mut request);
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        let (compared, inlined) = assert_matches_oracle(&request, program, program);
+        assert!(compared >= 3, "{}: {compared} locations", program.display());
+        assert!(inlined >= 1, "{}: no inlined frames", program.display());
+        let (in_library, _) = assert_matches_oracle(&request, &programs.library, &programs.library);
+        library_locations += in_library;
+        assert!(report.frames_symbolized as usize >= compared);
+        let names: Vec<String> = locations_of(&request, program)
+            .into_iter()
+            .flat_map(|(_, lines)| lines.into_iter().map(|w| w.name))
+            .collect();
+        // A method, a function of the anonymous namespace and a template's
+        // member, inlined into it.
+        for wanted in [
+            "shapes::Circle::area_sum(long) const",
+            "spin_template",
+            "add",
+        ] {
+            assert!(
+                names.iter().any(|n| n == wanted),
+                "{}: no {wanted} in {names:?}",
+                program.display()
+            );
+        }
+        assert_mapping_flags(&request, program);
+    }
+    assert!(library_locations >= 1, "no samples in our shared library");
+}
+
+/// The program's mapping now says it has functions and inline frames.
+fn assert_mapping_flags(request: &ExportProfilesServiceRequest, program: &Path) {
+    let dictionary = request.dictionary.as_ref().expect("a dictionary");
+    let text = |i: i32| dictionary.string_table[i as usize].as_str();
+    let wanted = program.to_string_lossy();
+    let mapping = dictionary
+        .mapping_table
+        .iter()
+        .find(|m| text(m.filename_strindex) == wanted)
+        .expect("the program's mapping");
+    for flag in [HAS_FUNCTIONS, HAS_INLINE_FRAMES] {
+        assert!(
+            mapping.attribute_indices.iter().any(|&i| {
+                let a = &dictionary.attribute_table[i as usize];
+                text(a.key_strindex) == flag
+                    && a.value == Some(profbridge_translate::otlp::bool_value(true))
+            }),
+            "{flag} not set"
+        );
+    }
+}
+
+/// `root/PATH`, for a mapping path.
+fn under(root: &Path, path: &Path) -> PathBuf {
+    root.join(path.strip_prefix("/").expect("an absolute path"))
+}
+
+/// `DIR/.build-id/xx/rest.debug` for `file`.
+fn build_id_path(debug_dir: &Path, file: &Path) -> PathBuf {
+    let id = build_id(file);
+    debug_dir
+        .join(".build-id")
+        .join(&id[..2])
+        .join(format!("{}.debug", &id[2..]))
+}
+
+#[test]
+fn stripped_binaries_resolve_through_build_id_debug_files() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-build-id");
+    let root = dir.path().join("root");
+    let debug_dir = dir.path().join("debug");
+    for file in [&programs.pie, &programs.library] {
+        split_debug_info(file, &under(&root, file), &build_id_path(&debug_dir, file));
+    }
+    let mut request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir.path()));
+    let sources = Sources {
+        root: Some(root.clone()),
+        debug_dirs: vec![debug_dir.clone()],
+    };
+    let report = Symbolizer::new(sources).symbolize(&mut request);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    for file in [&programs.pie, &programs.library] {
+        // The oracle reads the unstripped file.
+        let (compared, _) = assert_matches_oracle(&request, file, file);
+        assert!(compared >= 1, "{}", file.display());
+    }
+}
+
+#[test]
+fn stripped_binaries_resolve_through_gnu_debuglink() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-debuglink");
+    let root = dir.path().join("root");
+    let program = &programs.pie;
+    let stripped = under(&root, program);
+    let debug = stripped.with_file_name("symtest.debug");
+    split_debug_info(program, &stripped, &debug);
+    add_debuglink(&stripped, &debug);
+    // gdb's second place: the `.debug` folder next to the file.
+    let hidden = stripped.with_file_name(".debug").join("symtest.debug");
+    std::fs::create_dir_all(hidden.parent().unwrap()).unwrap();
+    std::fs::rename(&debug, &hidden).unwrap();
+    let mut request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
+    let sources = Sources {
+        root: Some(root),
+        debug_dirs: Vec::new(),
+    };
+    let report = Symbolizer::new(sources).symbolize(&mut request);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let (compared, _) = assert_matches_oracle(&request, program, program);
+    assert!(compared >= 1);
+}
+
+/// Locations of `file` that have lines.
+fn symbolized(request: &ExportProfilesServiceRequest, file: &Path) -> usize {
+    locations_of(request, file)
+        .iter()
+        .filter(|(_, lines)| !lines.is_empty())
+        .count()
+}
+
+#[test]
+fn a_truncated_elf_is_reported_once_and_its_frames_stay_addresses() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-truncated");
+    let root = dir.path().join("root");
+    let program = &programs.pie;
+    let copy = under(&root, program);
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    let bytes = std::fs::read(program).unwrap();
+    std::fs::write(&copy, &bytes[..bytes.len() / 3]).unwrap();
+    let profile = gperftools_cpu_profile_of(program, dir.path());
+    let mut symbolizer = Symbolizer::new(Sources {
+        root: Some(root),
+        debug_dirs: Vec::new(),
+    });
+
+    let mut request = request_of(&profile);
+    let report = symbolizer.symbolize(&mut request);
+    let named: Vec<&FileError> = report
+        .problems
+        .iter()
+        .filter(|p| p.to_string().contains(&*copy.to_string_lossy()))
+        .collect();
+    assert_eq!(named.len(), 1, "{:?}", report.problems);
+    let misses = report.misses.get(&MissReason::FileUnusable).copied();
+    assert_eq!(misses, Some(locations_of(&request, program).len() as u64));
+    assert_eq!(symbolized(&request, program), 0);
+
+    // Met again: counted, not reported again.
+    let mut again = request_of(&profile);
+    let report = symbolizer.symbolize(&mut again);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!(
+        report.misses.get(&MissReason::FileUnusable).copied(),
+        misses
+    );
+}
+
+#[test]
+fn a_build_id_that_does_not_match_is_reported_and_skipped() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-mismatch");
+    let program = &programs.pie;
+    let mut request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
+    let wrong = "00112233445566778899aabbccddeeff00112233";
+    {
+        let dictionary = request.dictionary.as_mut().unwrap();
+        let wanted = program.to_string_lossy().into_owned();
+        let key = dictionary.string_table.len() as i32;
+        dictionary.string_table.push(BUILD_ID_GNU.to_owned());
+        let attribute = dictionary.attribute_table.len() as i32;
+        dictionary.attribute_table.push(KeyValueAndUnit {
+            key_strindex: key,
+            value: Some(string_value(wrong)),
+            unit_strindex: 0,
+        });
+        let strings = dictionary.string_table.clone();
+        for mapping in &mut dictionary.mapping_table {
+            if strings[mapping.filename_strindex as usize] == wanted {
+                mapping.attribute_indices.push(attribute);
+            }
+        }
+    }
+    let report = Symbolizer::new(local_sources()).symbolize(&mut request);
+    let mismatches: Vec<String> = report
+        .problems
+        .iter()
+        .filter(|p| matches!(p, FileError::BuildIdMismatch { .. }))
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(mismatches.len(), 1, "{:?}", report.problems);
+    assert!(mismatches[0].contains(wrong), "{}", mismatches[0]);
+    assert!(
+        mismatches[0].contains(&build_id(program)),
+        "{}",
+        mismatches[0]
+    );
+    assert_eq!(symbolized(&request, program), 0);
+    assert!(report.misses.values().sum::<u64>() >= locations_of(&request, program).len() as u64);
+    // The shared library, whose mapping carries no build id, still resolves.
+    assert!(symbolized(&request, &programs.library) >= 1);
+}
