@@ -20,6 +20,10 @@ pub(crate) struct FileKey {
 
 pub(crate) struct Binary {
     facts: ElfFacts,
+    /// Whether `facts` are the mapped file's own: a debug file's program
+    /// headers keep the addresses but not the file offsets
+    /// (`objcopy --only-keep-debug` rewrites them).
+    pub places_offsets: bool,
     debug: addr2line::Loader,
     pub has_dwarf: bool,
 }
@@ -58,15 +62,15 @@ impl Binary {
                 problems,
             ),
         };
-        let (dwarf_path, facts, has_dwarf) = match (executable, debug_file) {
-            (Some((_, exe)), Some((debug_path, debug))) => (debug_path, exe, debug.has_dwarf),
+        let (dwarf_path, facts, has_dwarf, places_offsets) = match (executable, debug_file) {
+            (Some((_, exe)), Some((debug_path, debug))) => (debug_path, exe, debug.has_dwarf, true),
             (Some((path, exe)), None) => {
                 let has_dwarf = exe.has_dwarf;
-                (path, exe, has_dwarf)
+                (path, exe, has_dwarf, true)
             }
             (None, Some((debug_path, debug))) => {
                 let has_dwarf = debug.has_dwarf;
-                (debug_path, debug, has_dwarf)
+                (debug_path, debug, has_dwarf, false)
             }
             (None, None) if problems.len() > problems_before => {
                 return Err(MissReason::FileUnusable)
@@ -76,6 +80,7 @@ impl Binary {
         match addr2line::Loader::new(&dwarf_path) {
             Ok(debug) => Ok(Self {
                 facts,
+                places_offsets,
                 debug,
                 has_dwarf,
             }),

@@ -39,6 +39,9 @@ pub enum MissReason {
     NoMapping,
     /// No ELF file or debug file was found for the mapping.
     FileNotFound,
+    /// Only a debug file was found: its program headers do not say where
+    /// runtime addresses are in the file, the mapped file's do.
+    OnlyDebugFile,
     /// A file was found but could not be used (see [`crate::Report::problems`]).
     FileUnusable,
     /// The address falls outside the mapping or outside the file's loadable segments.
@@ -53,6 +56,7 @@ impl MissReason {
         match self {
             MissReason::NoMapping => "no_mapping",
             MissReason::FileNotFound => "file_not_found",
+            MissReason::OnlyDebugFile => "only_debug_file",
             MissReason::FileUnusable => "file_unusable",
             MissReason::AddressOutsideFile => "address_outside_file",
             MissReason::NoSymbol => "no_symbol",

@@ -174,6 +174,8 @@ impl Symbolizer {
         let binary = self.binary(key, problems)?;
         let elf_address = if mapping.memory_start == 0 && mapping.memory_limit == 0 {
             Some(address)
+        } else if !binary.places_offsets {
+            return Err(MissReason::OnlyDebugFile);
         } else if address < mapping.memory_start
             || (mapping.memory_limit != 0 && address >= mapping.memory_limit)
         {

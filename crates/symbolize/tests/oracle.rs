@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use profbridge_symbolize::{FileError, MissReason, Sources, Symbolizer};
 use profbridge_testkit::native::{
-    add_debuglink, build_id, elf_address, gperftools_cpu_profile_of, llvm_symbolize, load_segments,
-    native_programs, split_debug_info, OracleFrame,
+    add_debuglink, assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of,
+    native_programs, split_debug_info,
 };
 use profbridge_testkit::TempDir;
 use profbridge_translate::keys::{BUILD_ID_GNU, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
@@ -37,106 +37,6 @@ fn request_of(profile_bytes: &[u8]) -> ExportProfilesServiceRequest {
     );
     assert!(converted.rejected.is_empty());
     converted.request
-}
-
-/// One resolved frame as profbridge wrote it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Written {
-    name: String,
-    system_name: String,
-    file: String,
-    line: u64,
-    column: u64,
-}
-
-/// Per location of `file`'s mappings: (ELF address, the lines written).
-fn locations_of(request: &ExportProfilesServiceRequest, file: &Path) -> Vec<(u64, Vec<Written>)> {
-    let dictionary = request.dictionary.as_ref().expect("a dictionary");
-    let text = |i: i32| dictionary.string_table[i as usize].clone();
-    let segments = load_segments(file);
-    let wanted = file.to_string_lossy();
-    let mut found = Vec::new();
-    for location in dictionary.location_table.iter().skip(1) {
-        let mapping = &dictionary.mapping_table[location.mapping_index as usize];
-        if location.mapping_index == 0 || text(mapping.filename_strindex) != wanted {
-            continue;
-        }
-        let address = elf_address(
-            &segments,
-            mapping.memory_start,
-            mapping.file_offset,
-            location.address,
-        );
-        let lines = location
-            .lines
-            .iter()
-            .map(|line| {
-                let function = &dictionary.function_table[line.function_index as usize];
-                Written {
-                    name: text(function.name_strindex),
-                    system_name: text(function.system_name_strindex),
-                    file: text(function.filename_strindex),
-                    line: line.line as u64,
-                    column: line.column as u64,
-                }
-            })
-            .collect();
-        found.push((address, lines));
-    }
-    found
-}
-
-/// Checks every location of `file` against llvm-symbolizer on `oracle_file`
-/// (the same ELF address); returns how many locations and how many with
-/// inlined frames were compared.
-fn assert_matches_oracle(
-    request: &ExportProfilesServiceRequest,
-    file: &Path,
-    oracle_file: &Path,
-) -> (usize, usize) {
-    let locations = locations_of(request, file);
-    let addresses: Vec<u64> = locations.iter().map(|(a, _)| *a).collect();
-    let demangled = llvm_symbolize(oracle_file, &addresses, true);
-    let mangled = llvm_symbolize(oracle_file, &addresses, false);
-    let mut inlined = 0;
-    for (((address, written), demangled), mangled) in locations.iter().zip(&demangled).zip(&mangled)
-    {
-        let expected: Vec<(&str, &str, &str, u64, u64)> = demangled
-            .iter()
-            .zip(mangled)
-            .map(|(d, m): (&OracleFrame, &OracleFrame)| {
-                (
-                    d.function.as_str(),
-                    m.function.as_str(),
-                    d.file.as_str(),
-                    d.line,
-                    d.column,
-                )
-            })
-            .collect();
-        let got: Vec<(&str, &str, &str, u64, u64)> = written
-            .iter()
-            .map(|w| {
-                (
-                    w.name.as_str(),
-                    w.system_name.as_str(),
-                    w.file.as_str(),
-                    w.line,
-                    w.column,
-                )
-            })
-            .collect();
-        assert!(
-            !expected.is_empty(),
-            "{}: llvm-symbolizer knows nothing at {address:#x}",
-            file.display()
-        );
-        assert_eq!(got, expected, "{} at {address:#x}", file.display());
-        if got.len() > 1 {
-            inlined += 1;
-        }
-    }
-    (locations.len(), inlined)
 }
 
 fn local_sources() -> Sources {
@@ -321,6 +221,55 @@ fn a_truncated_elf_is_reported_once_and_its_frames_stay_addresses() {
     );
 }
 
+/// Gives `file`'s mappings the GNU build id `id`, as the eBPF profiler and
+/// pprof's `Mapping.build_id` do.
+fn add_build_id(request: &mut ExportProfilesServiceRequest, file: &Path, id: &str) {
+    let dictionary = request.dictionary.as_mut().unwrap();
+    let wanted = file.to_string_lossy().into_owned();
+    let key = dictionary.string_table.len() as i32;
+    dictionary.string_table.push(BUILD_ID_GNU.to_owned());
+    let attribute = dictionary.attribute_table.len() as i32;
+    dictionary.attribute_table.push(KeyValueAndUnit {
+        key_strindex: key,
+        value: Some(string_value(id)),
+        unit_strindex: 0,
+    });
+    let strings = dictionary.string_table.clone();
+    for mapping in &mut dictionary.mapping_table {
+        if strings[mapping.filename_strindex as usize] == wanted {
+            mapping.attribute_indices.push(attribute);
+        }
+    }
+}
+
+#[test]
+fn a_debug_file_alone_does_not_place_runtime_addresses() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-debug-only");
+    let debug_dir = dir.path().join("debug");
+    let program = &programs.pie;
+    split_debug_info(
+        program,
+        &dir.path().join("stripped"),
+        &build_id_path(&debug_dir, program),
+    );
+    let mut request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
+    add_build_id(&mut request, program, &build_id(program));
+    let sources = Sources {
+        root: Some(dir.path().join("empty-root")),
+        debug_dirs: vec![debug_dir],
+    };
+    let report = Symbolizer::new(sources).symbolize(&mut request);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!(
+        report.misses.get(&MissReason::OnlyDebugFile).copied(),
+        Some(locations_of(&request, program).len() as u64)
+    );
+    assert_eq!(symbolized(&request, program), 0);
+}
+
 #[test]
 fn a_build_id_that_does_not_match_is_reported_and_skipped() {
     let Some(programs) = native_programs(PURPOSE) else {
@@ -330,24 +279,7 @@ fn a_build_id_that_does_not_match_is_reported_and_skipped() {
     let program = &programs.pie;
     let mut request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
     let wrong = "00112233445566778899aabbccddeeff00112233";
-    {
-        let dictionary = request.dictionary.as_mut().unwrap();
-        let wanted = program.to_string_lossy().into_owned();
-        let key = dictionary.string_table.len() as i32;
-        dictionary.string_table.push(BUILD_ID_GNU.to_owned());
-        let attribute = dictionary.attribute_table.len() as i32;
-        dictionary.attribute_table.push(KeyValueAndUnit {
-            key_strindex: key,
-            value: Some(string_value(wrong)),
-            unit_strindex: 0,
-        });
-        let strings = dictionary.string_table.clone();
-        for mapping in &mut dictionary.mapping_table {
-            if strings[mapping.filename_strindex as usize] == wanted {
-                mapping.attribute_indices.push(attribute);
-            }
-        }
-    }
+    add_build_id(&mut request, program, wrong);
     let report = Symbolizer::new(local_sources()).symbolize(&mut request);
     let mismatches: Vec<String> = report
         .problems

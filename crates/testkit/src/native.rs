@@ -8,6 +8,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use opentelemetry_proto::tonic::collector::profiles::v1development::ExportProfilesServiceRequest;
+
 use crate::c::build_cxx_once;
 use crate::{missing_prerequisite, require_tool};
 
@@ -305,4 +307,107 @@ pub fn llvm_symbolize(file: &Path, addresses: &[u64], demangle: bool) -> Vec<Vec
         "one answer per address: {text}"
     );
     answers
+}
+
+/// One resolved frame as profbridge wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub name: String,
+    pub system_name: String,
+    pub file: String,
+    pub line: u64,
+    pub column: u64,
+}
+
+/// Per location of `file`'s mappings: (ELF address, the lines written).
+pub fn locations_of(
+    request: &ExportProfilesServiceRequest,
+    file: &Path,
+) -> Vec<(u64, Vec<Written>)> {
+    let dictionary = request.dictionary.as_ref().expect("a dictionary");
+    let text = |i: i32| dictionary.string_table[i as usize].clone();
+    let segments = load_segments(file);
+    let wanted = file.to_string_lossy();
+    let mut found = Vec::new();
+    for location in dictionary.location_table.iter().skip(1) {
+        let mapping = &dictionary.mapping_table[location.mapping_index as usize];
+        if location.mapping_index == 0 || text(mapping.filename_strindex) != wanted {
+            continue;
+        }
+        let address = elf_address(
+            &segments,
+            mapping.memory_start,
+            mapping.file_offset,
+            location.address,
+        );
+        let lines = location
+            .lines
+            .iter()
+            .map(|line| {
+                let function = &dictionary.function_table[line.function_index as usize];
+                Written {
+                    name: text(function.name_strindex),
+                    system_name: text(function.system_name_strindex),
+                    file: text(function.filename_strindex),
+                    line: line.line as u64,
+                    column: line.column as u64,
+                }
+            })
+            .collect();
+        found.push((address, lines));
+    }
+    found
+}
+
+/// Checks every location of `file` against llvm-symbolizer on `oracle_file`
+/// (the same ELF address); returns how many locations and how many with
+/// inlined frames were compared.
+pub fn assert_matches_oracle(
+    request: &ExportProfilesServiceRequest,
+    file: &Path,
+    oracle_file: &Path,
+) -> (usize, usize) {
+    let locations = locations_of(request, file);
+    let addresses: Vec<u64> = locations.iter().map(|(a, _)| *a).collect();
+    let demangled = llvm_symbolize(oracle_file, &addresses, true);
+    let mangled = llvm_symbolize(oracle_file, &addresses, false);
+    let mut inlined = 0;
+    for (((address, written), demangled), mangled) in locations.iter().zip(&demangled).zip(&mangled)
+    {
+        let expected: Vec<(&str, &str, &str, u64, u64)> = demangled
+            .iter()
+            .zip(mangled)
+            .map(|(d, m): (&OracleFrame, &OracleFrame)| {
+                (
+                    d.function.as_str(),
+                    m.function.as_str(),
+                    d.file.as_str(),
+                    d.line,
+                    d.column,
+                )
+            })
+            .collect();
+        let got: Vec<(&str, &str, &str, u64, u64)> = written
+            .iter()
+            .map(|w| {
+                (
+                    w.name.as_str(),
+                    w.system_name.as_str(),
+                    w.file.as_str(),
+                    w.line,
+                    w.column,
+                )
+            })
+            .collect();
+        assert!(
+            !expected.is_empty(),
+            "{}: llvm-symbolizer knows nothing at {address:#x}",
+            file.display()
+        );
+        assert_eq!(got, expected, "{} at {address:#x}", file.display());
+        if got.len() > 1 {
+            inlined += 1;
+        }
+    }
+    (locations.len(), inlined)
 }
