@@ -18,7 +18,7 @@ use profbridge_testkit::native::{
     native_programs, split_debug_info,
 };
 use profbridge_testkit::TempDir;
-use profbridge_translate::keys::{BUILD_ID_GNU, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
+use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
 use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest, KeyValueAndUnit};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 
@@ -298,4 +298,42 @@ fn a_build_id_that_does_not_match_is_reported_and_skipped() {
     assert!(report.misses.values().sum::<u64>() >= locations_of(&request, program).len() as u64);
     // The shared library, whose mapping carries no build id, still resolves.
     assert!(symbolized(&request, &programs.library) >= 1);
+}
+
+#[test]
+fn interpreted_frames_are_left_alone() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-interpreted");
+    let program = &programs.pie;
+    let mut request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
+    let wanted = program.to_string_lossy().into_owned();
+    let (index, marked) = {
+        let dictionary = request.dictionary.as_mut().unwrap();
+        // A location of the program, which would resolve if it were native.
+        let index = (1..dictionary.location_table.len())
+            .find(|&i| {
+                let mapping = dictionary.location_table[i].mapping_index as usize;
+                dictionary.string_table
+                    [dictionary.mapping_table[mapping].filename_strindex as usize]
+                    == wanted
+            })
+            .unwrap();
+        let key = dictionary.string_table.len() as i32;
+        dictionary.string_table.push(FRAME_TYPE.to_owned());
+        let attribute = dictionary.attribute_table.len() as i32;
+        dictionary.attribute_table.push(KeyValueAndUnit {
+            key_strindex: key,
+            value: Some(string_value("python")),
+            unit_strindex: 0,
+        });
+        let location = &mut dictionary.location_table[index];
+        location.attribute_indices.push(attribute);
+        (index, location.clone())
+    };
+    let report = Symbolizer::new(local_sources()).symbolize(&mut request);
+    assert_eq!(report.left_alone, 1);
+    assert_eq!(request.dictionary.unwrap().location_table[index], marked);
+    assert!(report.locations_symbolized >= 1);
 }
