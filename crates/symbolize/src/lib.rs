@@ -16,10 +16,8 @@ mod locate;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
 
-use profbridge_translate::keys::{
-    BUILD_ID_GNU, FRAME_TYPE, HAS_FILENAMES, HAS_FUNCTIONS, HAS_INLINE_FRAMES, HAS_LINE_NUMBERS,
-};
-use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line, Mapping};
+use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, MAPPING_FLAGS};
+use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line};
 use rustc_hash::FxHashMap;
 
 use binary::{Binary, FileKey, Frame};
@@ -94,7 +92,7 @@ impl Symbolizer {
             return report;
         };
         let mut editor = Editor::new(dictionary);
-        let mut keys: FxHashMap<usize, Option<FileKey>> = FxHashMap::default();
+        let mut targets: FxHashMap<usize, Option<Target>> = FxHashMap::default();
         let mut flags: FxHashMap<usize, [bool; 4]> = FxHashMap::default();
         for index in 1..editor.dictionary.location_table.len() {
             let Some(location) = editor.dictionary.location_table.get(index) else {
@@ -109,24 +107,14 @@ impl Symbolizer {
                 continue;
             }
             let mapping_index = usize::try_from(mapping_index).unwrap_or(0);
-            let mapping = editor
-                .dictionary
-                .mapping_table
-                .get(mapping_index)
-                .filter(|_| mapping_index > 0)
-                .cloned();
-            let Some(mapping) = mapping else {
+            let target = targets
+                .entry(mapping_index)
+                .or_insert_with(|| target_of(&editor, mapping_index));
+            let Some(target) = target else {
                 *report.misses.entry(MissReason::NoMapping).or_default() += 1;
                 continue;
             };
-            let key = keys
-                .entry(mapping_index)
-                .or_insert_with(|| file_key(&editor, &mapping))
-                .clone();
-            let outcome = match key {
-                Some(key) => self.resolve(&key, &mapping, address, &mut report.problems),
-                None => Err(MissReason::NoMapping),
-            };
+            let outcome = self.resolve(target, address, &mut report.problems);
             match outcome {
                 Ok((frames, has_dwarf)) => {
                     let lines = write_lines(&mut editor, &frames);
@@ -144,16 +132,10 @@ impl Symbolizer {
                 Err(reason) => *report.misses.entry(reason).or_default() += 1,
             }
         }
-        let keys_in_order = [
-            HAS_FUNCTIONS,
-            HAS_FILENAMES,
-            HAS_LINE_NUMBERS,
-            HAS_INLINE_FRAMES,
-        ];
         let mut flagged: Vec<_> = flags.into_iter().collect();
         flagged.sort_unstable_by_key(|(mapping, _)| *mapping);
         for (mapping, set) in flagged {
-            for (key, set) in keys_in_order.iter().zip(set) {
+            for (key, set) in MAPPING_FLAGS.iter().zip(set) {
                 if set {
                     editor.set_mapping_flag(mapping, key);
                 }
@@ -162,27 +144,24 @@ impl Symbolizer {
         report
     }
 
-    /// The frames at runtime `address` of `mapping`, and whether they come
+    /// The frames at runtime `address` of a mapping, and whether they come
     /// from DWARF.
     fn resolve(
         &mut self,
-        key: &FileKey,
-        mapping: &Mapping,
+        target: &Target,
         address: u64,
         problems: &mut Vec<FileError>,
     ) -> Result<(Vec<Frame>, bool), MissReason> {
-        let binary = self.binary(key, problems)?;
-        let elf_address = if mapping.memory_start == 0 && mapping.memory_limit == 0 {
+        let binary = self.binary(&target.key, problems)?;
+        let elf_address = if target.start == 0 && target.limit == 0 {
             Some(address)
         } else if !binary.places_offsets {
             return Err(MissReason::OnlyDebugFile);
-        } else if address < mapping.memory_start
-            || (mapping.memory_limit != 0 && address >= mapping.memory_limit)
-        {
+        } else if address < target.start || (target.limit != 0 && address >= target.limit) {
             None
         } else {
-            (address - mapping.memory_start)
-                .checked_add(mapping.file_offset)
+            (address - target.start)
+                .checked_add(target.file_offset)
                 .and_then(|offset| binary.address_of_offset(offset))
         };
         let elf_address = elf_address.ok_or(MissReason::AddressOutsideFile)?;
@@ -226,9 +205,22 @@ fn is_native(editor: &Editor<'_>, attribute_indices: &[i32]) -> bool {
         })
 }
 
-/// The file a mapping names, or `None` when it names neither a path nor a
-/// GNU build id.
-fn file_key(editor: &Editor<'_>, mapping: &Mapping) -> Option<FileKey> {
+/// A mapping to resolve addresses in: the file it names and where it was
+/// mapped.
+struct Target {
+    key: FileKey,
+    start: u64,
+    limit: u64,
+    file_offset: u64,
+}
+
+/// The target of mapping `index`, or `None` when there is no such mapping
+/// or it names neither a path nor a GNU build id.
+fn target_of(editor: &Editor<'_>, index: usize) -> Option<Target> {
+    if index == 0 {
+        return None;
+    }
+    let mapping = editor.dictionary.mapping_table.get(index)?;
     let path = editor.text(mapping.filename_strindex).to_owned();
     let build_id = mapping
         .attribute_indices
@@ -238,7 +230,12 @@ fn file_key(editor: &Editor<'_>, mapping: &Mapping) -> Option<FileKey> {
             _ => None,
         });
     let names_a_file = path.starts_with('/');
-    (names_a_file || build_id.is_some()).then_some(FileKey { path, build_id })
+    (names_a_file || build_id.is_some()).then_some(Target {
+        key: FileKey { path, build_id },
+        start: mapping.memory_start,
+        limit: mapping.memory_limit,
+        file_offset: mapping.file_offset,
+    })
 }
 
 fn write_lines(editor: &mut Editor<'_>, frames: &[Frame]) -> Vec<Line> {

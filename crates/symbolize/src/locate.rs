@@ -70,3 +70,50 @@ pub(crate) fn debuglink_candidates(
     }
     candidates
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapping_paths_stay_under_the_root() {
+        let root = Path::new("/proc/42/root");
+        assert_eq!(
+            under_root(root, "/usr/lib/libc.so.6").unwrap(),
+            Some(PathBuf::from("/proc/42/root/usr/lib/libc.so.6"))
+        );
+        assert_eq!(under_root(root, "[vdso]").unwrap(), None);
+        assert!(matches!(
+            under_root(root, "/usr/../../etc/shadow"),
+            Err(FileError::OutsideRoot { .. })
+        ));
+    }
+
+    #[test]
+    fn build_ids_name_a_file_under_dot_build_id() {
+        assert_eq!(
+            by_build_id(Path::new("/usr/lib/debug"), &[0xab, 0xcd, 0xef]),
+            Some(PathBuf::from("/usr/lib/debug/.build-id/ab/cdef.debug"))
+        );
+        assert_eq!(by_build_id(Path::new("/d"), &[0xab]), None);
+    }
+
+    #[test]
+    fn debuglinks_are_looked_for_where_gdb_looks() {
+        let found = debuglink_candidates(
+            Path::new("/root/usr/bin/app"),
+            "/usr/bin/app",
+            "app.debug",
+            &[PathBuf::from("/usr/lib/debug")],
+        );
+        assert_eq!(
+            found,
+            [
+                PathBuf::from("/root/usr/bin/app.debug"),
+                PathBuf::from("/root/usr/bin/.debug/app.debug"),
+                PathBuf::from("/usr/lib/debug/usr/bin/app.debug"),
+            ]
+        );
+        assert!(debuglink_candidates(Path::new("/a/b"), "/a/b", "../x", &[]).is_empty());
+    }
+}
