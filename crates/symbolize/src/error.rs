@@ -48,6 +48,8 @@ pub enum MissReason {
     AddressOutsideFile,
     /// Neither debug information nor a symbol table covers the address.
     NoSymbol,
+    /// The request's time budget ran out before the location's turn.
+    OutOfTime,
 }
 
 impl MissReason {
@@ -60,6 +62,7 @@ impl MissReason {
             MissReason::FileUnusable => "file_unusable",
             MissReason::AddressOutsideFile => "address_outside_file",
             MissReason::NoSymbol => "no_symbol",
+            MissReason::OutOfTime => "out_of_time",
         }
     }
 }

@@ -15,6 +15,7 @@ mod locate;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
+use std::time::Instant;
 
 use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, MAPPING_FLAGS};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line};
@@ -87,6 +88,17 @@ impl Symbolizer {
     /// Adds lines to every native location of `request` that has none and
     /// can be resolved, and sets its mapping's `pprof.mapping.has_*`.
     pub fn symbolize(&mut self, request: &mut ExportProfilesServiceRequest) -> Report {
+        self.symbolize_until(request, None)
+    }
+
+    /// [`Self::symbolize`], resolving no location once `deadline` has
+    /// passed (those are counted as [`MissReason::OutOfTime`]); a file
+    /// being opened when it passes is opened to the end.
+    pub fn symbolize_until(
+        &mut self,
+        request: &mut ExportProfilesServiceRequest,
+        deadline: Option<Instant>,
+    ) -> Report {
         let mut report = Report::default();
         let Some(dictionary) = request.dictionary.as_mut() else {
             return report;
@@ -114,6 +126,10 @@ impl Symbolizer {
                 *report.misses.entry(MissReason::NoMapping).or_default() += 1;
                 continue;
             };
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                *report.misses.entry(MissReason::OutOfTime).or_default() += 1;
+                continue;
+            }
             let outcome = self.resolve(target, address, &mut report.problems);
             match outcome {
                 Ok((frames, has_dwarf)) => {

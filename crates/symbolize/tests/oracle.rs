@@ -337,3 +337,22 @@ fn interpreted_frames_are_left_alone() {
     assert_eq!(request.dictionary.unwrap().location_table[index], marked);
     assert!(report.locations_symbolized >= 1);
 }
+
+#[test]
+fn nothing_is_resolved_after_the_deadline() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-deadline");
+    let program = &programs.pie;
+    let profile = gperftools_cpu_profile_of(program, dir.path());
+    let mut request = request_of(&profile);
+    let untouched = request.clone();
+    // A deadline already past: every native location is out of time.
+    let report = Symbolizer::new(local_sources())
+        .symbolize_until(&mut request, Some(std::time::Instant::now()));
+    assert_eq!(request, untouched);
+    assert_eq!(report.locations_symbolized, 0);
+    let late = report.misses.get(&MissReason::OutOfTime).copied();
+    assert!(late >= Some(locations_of(&request, program).len() as u64));
+}

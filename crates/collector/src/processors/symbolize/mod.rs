@@ -7,8 +7,9 @@ mod factory;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use profbridge_symbolize::{Report, Sources, Symbolizer};
+use profbridge_symbolize::{MissReason, Report, Sources, Symbolizer};
 
 pub use config::SymbolizeProcessorConfig;
 pub use factory::SymbolizeProcessorFactory;
@@ -18,6 +19,8 @@ use crate::pipeline::{Processed, Processor, Profiles};
 
 pub struct SymbolizeProcessor {
     symbolizer: Symbolizer,
+    /// The time budget of one request; `None` for no limit.
+    timeout: Option<Duration>,
 }
 
 impl SymbolizeProcessor {
@@ -33,13 +36,23 @@ impl SymbolizeProcessor {
         };
         Ok(Self {
             symbolizer: Symbolizer::with_cache_capacity(sources, config.cache_files),
+            timeout: (!config.timeout.0.is_zero()).then_some(config.timeout.0),
         })
     }
 
-    /// Symbolizes `batch` in place; files that cannot be used are logged
-    /// the first time they are met.
+    /// Symbolizes `batch` in place, within the time budget; files that
+    /// cannot be used are logged the first time they are met.
     pub fn symbolize(&mut self, batch: &mut Profiles) -> Report {
-        let report = self.symbolizer.symbolize(batch.request_mut());
+        let deadline = self.timeout.map(|timeout| Instant::now() + timeout);
+        let report = self
+            .symbolizer
+            .symbolize_until(batch.request_mut(), deadline);
+        if let Some(&late) = report.misses.get(&MissReason::OutOfTime) {
+            tracing::warn!(
+                locations = late,
+                "symbolize: the time budget ran out; these locations are sent as addresses"
+            );
+        }
         for problem in &report.problems {
             tracing::warn!(%problem, "symbolize: a file cannot be used; its frames stay addresses");
         }
