@@ -356,3 +356,91 @@ fn nothing_is_resolved_after_the_deadline() {
     let late = report.misses.get(&MissReason::OutOfTime).copied();
     assert!(late >= Some(locations_of(&request, program).len() as u64));
 }
+
+const GO_PROGRAM: &str = r#"package main
+
+import (
+	"os"
+	"runtime/pprof"
+	"time"
+)
+
+var sink float64
+
+func step(x float64) float64 { return x*1.0000001 + 0.5/(x+1.0) }
+
+//go:noinline
+func spin(d time.Duration) {
+	x := 1.0
+	for start := time.Now(); time.Since(start) < d; {
+		for i := 0; i < 10000; i++ {
+			x = step(x)
+		}
+	}
+	sink += x
+}
+
+func main() {
+	f, err := os.Create(os.Args[1])
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		panic(err)
+	}
+	spin(400 * time.Millisecond)
+	pprof.StopCPUProfile()
+	f.Close()
+}
+"#;
+
+#[test]
+fn go_binaries_resolve_from_their_dwarf() {
+    let purpose = "the symbolizer's Go test against llvm-symbolizer";
+    if native_programs(purpose).is_none()
+        || profbridge_testkit::require_tool("go", &["version"], purpose).is_none()
+    {
+        return;
+    }
+    let program = profbridge_testkit::go::build_once("symbolize-go", GO_PROGRAM).unwrap();
+    let dir = TempDir::new("symbolize-go");
+    let profile_path = dir.path().join("cpu.pb.gz");
+    let run = std::process::Command::new(&program)
+        .arg(&profile_path)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let (profile, _) = profbridge_pprof::parse_any(
+        &std::fs::read(&profile_path).unwrap(),
+        &profbridge_pprof::DecodeOptions::default(),
+    )
+    .unwrap();
+    let mut request = pprof_to_otlp(
+        &[PprofInput {
+            profile: &profile,
+            resource_attributes: &[],
+            scope: None,
+            original_payload: None,
+        }],
+        &ToOtlpOptions::default(),
+    )
+    .request;
+    // Go symbolizes its own profiles: make them bare addresses.
+    for location in &mut request.dictionary.as_mut().unwrap().location_table {
+        location.lines.clear();
+    }
+    let report = Symbolizer::new(local_sources()).symbolize(&mut request);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let (compared, inlined) = assert_matches_oracle(&request, &program, &program);
+    assert!(compared >= 3, "{compared} locations");
+    assert!(inlined >= 1, "main.step is inlined into main.spin");
+    let names: Vec<String> = locations_of(&request, &program)
+        .into_iter()
+        .flat_map(|(_, lines)| lines.into_iter().map(|w| w.name))
+        .collect();
+    assert!(names.iter().any(|n| n == "main.spin"), "{names:?}");
+}
