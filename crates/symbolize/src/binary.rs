@@ -19,6 +19,9 @@ pub(crate) struct FileKey {
 }
 
 pub(crate) struct Binary {
+    /// Tells apart the files a symbolizer opened, in its cache of resolved
+    /// addresses.
+    pub id: u64,
     facts: ElfFacts,
     /// Whether `facts` are the mapped file's own: a debug file's program
     /// headers keep the addresses but not the file offsets
@@ -79,6 +82,7 @@ impl Binary {
         };
         match addr2line::Loader::new(&dwarf_path) {
             Ok(debug) => Ok(Self {
+                id: 0,
                 facts,
                 places_offsets,
                 debug,

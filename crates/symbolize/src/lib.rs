@@ -15,6 +15,7 @@ mod locate;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, MAPPING_FLAGS};
@@ -61,13 +62,20 @@ impl Report {
 /// How many files stay open by default.
 pub const DEFAULT_CACHED_FILES: usize = 64;
 
+/// How many resolved addresses are kept, over all files; the cache starts
+/// over when it is full.
+pub const CACHED_ADDRESSES: usize = 65_536;
+
 /// Resolves addresses; keeps a bounded cache of opened files (and of files
-/// not found or unusable) by path and build id.
+/// not found or unusable) by path and build id, and of resolved addresses.
 pub struct Symbolizer {
     sources: Sources,
     cache: FxHashMap<FileKey, Result<Binary, MissReason>>,
     order: VecDeque<FileKey>,
     capacity: usize,
+    /// Frames by (the file's [`Binary::id`], ELF address).
+    resolved: FxHashMap<(u64, u64), Arc<[Frame]>>,
+    opened: u64,
 }
 
 impl Symbolizer {
@@ -82,6 +90,8 @@ impl Symbolizer {
             cache: FxHashMap::default(),
             order: VecDeque::new(),
             capacity: capacity.max(1),
+            resolved: FxHashMap::default(),
+            opened: 0,
         }
     }
 
@@ -167,8 +177,9 @@ impl Symbolizer {
         target: &Target,
         address: u64,
         problems: &mut Vec<FileError>,
-    ) -> Result<(Vec<Frame>, bool), MissReason> {
+    ) -> Result<(Arc<[Frame]>, bool), MissReason> {
         let binary = self.binary(&target.key, problems)?;
+        let (id, has_dwarf) = (binary.id, binary.has_dwarf);
         let elf_address = if target.start == 0 && target.limit == 0 {
             Some(address)
         } else if !binary.places_offsets {
@@ -181,11 +192,24 @@ impl Symbolizer {
                 .and_then(|offset| binary.address_of_offset(offset))
         };
         let elf_address = elf_address.ok_or(MissReason::AddressOutsideFile)?;
-        let frames = binary.frames(elf_address);
+        let frames = match self.resolved.get(&(id, elf_address)) {
+            Some(frames) => Arc::clone(frames),
+            None => {
+                let Some(Ok(binary)) = self.cache.get(&target.key) else {
+                    return Err(MissReason::FileNotFound);
+                };
+                let frames: Arc<[Frame]> = binary.frames(elf_address).into();
+                if self.resolved.len() >= CACHED_ADDRESSES {
+                    self.resolved.clear();
+                }
+                self.resolved.insert((id, elf_address), Arc::clone(&frames));
+                frames
+            }
+        };
         if frames.is_empty() {
             return Err(MissReason::NoSymbol);
         }
-        Ok((frames, binary.has_dwarf))
+        Ok((frames, has_dwarf))
     }
 
     fn binary(
@@ -199,7 +223,12 @@ impl Symbolizer {
                     self.cache.remove(&oldest);
                 }
             }
-            let opened = Binary::open(&self.sources, key, problems);
+            self.opened += 1;
+            let id = self.opened;
+            let opened = Binary::open(&self.sources, key, problems).map(|mut binary| {
+                binary.id = id;
+                binary
+            });
             self.cache.insert(key.clone(), opened);
             self.order.push_back(key.clone());
         }

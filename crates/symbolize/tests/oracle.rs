@@ -54,9 +54,15 @@ fn gperftools_profiles_resolve_as_llvm_symbolizer_says() {
     let dir = TempDir::new("symbolize-oracle");
     let mut library_locations = 0;
     for program in [&programs.pie, &programs.non_pie] {
-        let mut request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
-        let report = Symbolizer::new(local_sources()).symbolize(&mut request);
+        let profile = gperftools_cpu_profile_of(program, dir.path());
+        let mut request = request_of(&profile);
+        let mut symbolizer = Symbolizer::new(local_sources());
+        let report = symbolizer.symbolize(&mut request);
         assert!(report.problems.is_empty(), "{:?}", report.problems);
+        // Again, from the files and addresses it has cached: the same.
+        let mut again = request_of(&profile);
+        symbolizer.symbolize(&mut again);
+        assert_eq!(again, request);
         let (compared, inlined) = assert_matches_oracle(&request, program, program);
         assert!(compared >= 3, "{}: {compared} locations", program.display());
         assert!(inlined >= 1, "{}: no inlined frames", program.display());
