@@ -2,7 +2,8 @@
 //! this bench's own executable (a Rust binary with line tables, inlined
 //! frames included), symbolized cold (a new Symbolizer: the file opened and
 //! its DWARF parsed as the addresses need it) and warm (the same Symbolizer,
-//! a fresh copy of the request each time).
+//! a fresh copy of the request each time). `PROFBRIDGE_BENCH_BINARY` names
+//! another file to symbolize.
 //! Run: cargo bench -p profbridge-symbolize --bench symbolize
 
 #![allow(
@@ -22,6 +23,10 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, Location, Mapping
 use profbridge_translate::DictionaryBuilder;
 
 const ADDRESSES: usize = 20_000;
+
+/// Names another file to symbolize, so that two builds of the bench can be
+/// compared on the same one.
+const BINARY_VAR: &str = "PROFBRIDGE_BENCH_BINARY";
 
 /// A request whose one mapping is `binary` with ELF addresses (start and
 /// limit 0), and a location per address.
@@ -46,7 +51,9 @@ fn request(binary: &str, addresses: &[u64]) -> ExportProfilesServiceRequest {
 }
 
 fn bench(c: &mut Criterion) {
-    let binary = std::env::current_exe().unwrap();
+    let binary = std::env::var_os(BINARY_VAR)
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::env::current_exe().unwrap());
     let data = std::fs::read(&binary).unwrap();
     let file = object::File::parse(&*data).unwrap();
     let text = file.section_by_name(".text").unwrap();
