@@ -31,12 +31,18 @@ pub(crate) struct Binary {
     pub has_dwarf: bool,
 }
 
-/// One function of an address's inline chain, innermost first.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Frame {
+/// A function as a line names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct FunctionText {
     pub name: String,
     pub system_name: String,
     pub file: String,
+}
+
+/// One function of an address's inline chain, innermost first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Frame {
+    pub function: FunctionText,
     pub line: u32,
     pub column: u32,
 }
@@ -118,12 +124,14 @@ impl Binary {
                 };
                 let location = frame.location.as_ref();
                 frames.push(Frame {
-                    name,
-                    system_name,
-                    file: location
-                        .and_then(|l| l.file)
-                        .map(str::to_owned)
-                        .unwrap_or_default(),
+                    function: FunctionText {
+                        name,
+                        system_name,
+                        file: location
+                            .and_then(|l| l.file)
+                            .map(str::to_owned)
+                            .unwrap_or_default(),
+                    },
                     line: location.and_then(|l| l.line).unwrap_or(0),
                     column: location.and_then(|l| l.column).unwrap_or(0),
                 });
@@ -136,19 +144,21 @@ impl Binary {
             let name = addr2line::demangle_auto(Cow::Borrowed(symbol), None).into_owned();
             match frames.last_mut() {
                 Some(outermost) => {
-                    outermost.name = name;
-                    outermost.system_name = symbol.to_owned();
+                    outermost.function.name = name;
+                    outermost.function.system_name = symbol.to_owned();
                 }
                 None => frames.push(Frame {
-                    name,
-                    system_name: symbol.to_owned(),
-                    file: String::new(),
+                    function: FunctionText {
+                        name,
+                        system_name: symbol.to_owned(),
+                        file: String::new(),
+                    },
                     line: 0,
                     column: 0,
                 }),
             }
         }
-        frames.retain(|f| !f.system_name.is_empty() || !f.file.is_empty());
+        frames.retain(|f| !f.function.system_name.is_empty() || !f.function.file.is_empty());
         frames
     }
 }

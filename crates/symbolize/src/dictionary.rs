@@ -1,10 +1,14 @@
 //! Reads and extends an OTLP `ProfilesDictionary` in place: strings and
 //! functions are interned against what the tables already hold.
 
+use std::sync::Arc;
+
 use profbridge_translate::otlp::{
     any_value, bool_value, Function, KeyValueAndUnit, ProfilesDictionary,
 };
 use rustc_hash::FxHashMap;
+
+use crate::binary::FunctionText;
 
 type FunctionKey = (i32, i32, i32, i64);
 
@@ -12,6 +16,9 @@ pub(crate) struct Editor<'a> {
     pub dictionary: &'a mut ProfilesDictionary,
     strings: Option<FxHashMap<String, i32>>,
     functions: Option<FxHashMap<FunctionKey, i32>>,
+    /// Function indexes by the address of a shared [`FunctionText`], which
+    /// the entry keeps alive so that the address names it alone.
+    shared: FxHashMap<usize, (Arc<FunctionText>, i32)>,
 }
 
 impl<'a> Editor<'a> {
@@ -20,6 +27,7 @@ impl<'a> Editor<'a> {
             dictionary,
             strings: None,
             functions: None,
+            shared: FxHashMap::default(),
         }
     }
 
@@ -63,7 +71,18 @@ impl<'a> Editor<'a> {
         index
     }
 
-    pub fn function(&mut self, name: &str, system_name: &str, file: &str) -> i32 {
+    /// The index of `function`, interned once per shared function.
+    pub fn function(&mut self, function: &Arc<FunctionText>) -> i32 {
+        let address = Arc::as_ptr(function) as usize;
+        if let Some((_, index)) = self.shared.get(&address) {
+            return *index;
+        }
+        let index = self.function_of(&function.name, &function.system_name, &function.file);
+        self.shared.insert(address, (Arc::clone(function), index));
+        index
+    }
+
+    fn function_of(&mut self, name: &str, system_name: &str, file: &str) -> i32 {
         let key = (
             self.string(name),
             self.string(system_name),

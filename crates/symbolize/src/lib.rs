@@ -20,9 +20,9 @@ use std::time::Instant;
 
 use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, MAPPING_FLAGS};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
-use binary::{Binary, FileKey, Frame};
+use binary::{Binary, FileKey, FunctionText};
 use dictionary::Editor;
 pub use error::{FileError, MissReason};
 
@@ -74,7 +74,9 @@ pub struct Symbolizer {
     order: VecDeque<FileKey>,
     capacity: usize,
     /// Frames by (the file's [`Binary::id`], ELF address).
-    resolved: FxHashMap<(u64, u64), Arc<[Frame]>>,
+    resolved: FxHashMap<(u64, u64), Arc<[Resolved]>>,
+    /// The functions `resolved` names, each kept once.
+    functions: FxHashSet<Arc<FunctionText>>,
     opened: u64,
 }
 
@@ -91,6 +93,7 @@ impl Symbolizer {
             order: VecDeque::new(),
             capacity: capacity.max(1),
             resolved: FxHashMap::default(),
+            functions: FxHashSet::default(),
             opened: 0,
         }
     }
@@ -145,8 +148,8 @@ impl Symbolizer {
                 Ok((frames, has_dwarf)) => {
                     let lines = write_lines(&mut editor, &frames);
                     let mapping_flags = flags.entry(mapping_index).or_default();
-                    mapping_flags[0] |= frames.iter().any(|f| !f.name.is_empty());
-                    mapping_flags[1] |= frames.iter().any(|f| !f.file.is_empty());
+                    mapping_flags[0] |= frames.iter().any(|f| !f.function.name.is_empty());
+                    mapping_flags[1] |= frames.iter().any(|f| !f.function.file.is_empty());
                     mapping_flags[2] |= frames.iter().any(|f| f.line > 0);
                     mapping_flags[3] |= has_dwarf;
                     report.locations_symbolized += 1;
@@ -177,7 +180,7 @@ impl Symbolizer {
         target: &Target,
         address: u64,
         problems: &mut Vec<FileError>,
-    ) -> Result<(Arc<[Frame]>, bool), MissReason> {
+    ) -> Result<(Arc<[Resolved]>, bool), MissReason> {
         let binary = self.binary(&target.key, problems)?;
         let (id, has_dwarf) = (binary.id, binary.has_dwarf);
         let elf_address = if target.start == 0 && target.limit == 0 {
@@ -198,10 +201,20 @@ impl Symbolizer {
                 let Some(Ok(binary)) = self.cache.get(&target.key) else {
                     return Err(MissReason::FileNotFound);
                 };
-                let frames: Arc<[Frame]> = binary.frames(elf_address).into();
                 if self.resolved.len() >= CACHED_ADDRESSES {
                     self.resolved.clear();
+                    self.functions.clear();
                 }
+                let functions = &mut self.functions;
+                let frames: Arc<[Resolved]> = binary
+                    .frames(elf_address)
+                    .into_iter()
+                    .map(|frame| Resolved {
+                        function: intern(functions, frame.function),
+                        line: frame.line,
+                        column: frame.column,
+                    })
+                    .collect();
                 self.resolved.insert((id, elf_address), Arc::clone(&frames));
                 frames
             }
@@ -283,11 +296,31 @@ fn target_of(editor: &Editor<'_>, index: usize) -> Option<Target> {
     })
 }
 
-fn write_lines(editor: &mut Editor<'_>, frames: &[Frame]) -> Vec<Line> {
+/// One line of a resolved address, its function shared with every other
+/// line that names it.
+struct Resolved {
+    function: Arc<FunctionText>,
+    line: u32,
+    column: u32,
+}
+
+fn intern(
+    functions: &mut FxHashSet<Arc<FunctionText>>,
+    function: FunctionText,
+) -> Arc<FunctionText> {
+    if let Some(known) = functions.get(&function) {
+        return Arc::clone(known);
+    }
+    let function = Arc::new(function);
+    functions.insert(Arc::clone(&function));
+    function
+}
+
+fn write_lines(editor: &mut Editor<'_>, frames: &[Resolved]) -> Vec<Line> {
     frames
         .iter()
         .map(|frame| Line {
-            function_index: editor.function(&frame.name, &frame.system_name, &frame.file),
+            function_index: editor.function(&frame.function),
             line: i64::from(frame.line),
             column: i64::from(frame.column),
         })
