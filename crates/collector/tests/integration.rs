@@ -20,6 +20,7 @@ mod pprof_sources_config;
 mod processors;
 mod pyroscope_exporter;
 mod receiver_security;
+mod symbolize_processor;
 mod telemetry_config;
 mod unavailable_types;
 mod zpages_config;

@@ -30,6 +30,10 @@ pub enum Command {
     /// Convert profiles between pprof, OTLP (protobuf or JSON) and folded stacks.
     #[command(after_help = CONVERT_EXAMPLES)]
     Convert(ConvertArgs),
+    /// Resolve native addresses to functions, files and lines from ELF files
+    /// and their debug files, writing any format `convert` writes.
+    #[command(after_help = SYMBOLIZE_EXAMPLES)]
+    Symbolize(SymbolizeArgs),
     /// Show what a profile holds: types, totals, top functions, frame types.
     #[command(after_help = INSPECT_EXAMPLES)]
     Inspect(InspectArgs),
@@ -61,6 +65,18 @@ const CONVERT_EXAMPLES: &str = "Examples:
 
 Exit codes: 0 all inputs converted, 1 some inputs failed (each is named, the
 others are still converted), 2 usage error.";
+
+const SYMBOLIZE_EXAMPLES: &str = "Examples:
+  profbridge symbolize cpu.prof -o cpu.pb.gz
+  profbridge symbolize cpu.pb.gz -o cpu.otlp.pb --debug-dir /usr/lib/debug
+  profbridge symbolize request.otlp.pb -o out.otlp.pb --root /proc/4242/root --debug-dir /debug
+
+Files are looked for at the mapping's path under --root, then by build id in each
+--debug-dir (.build-id/xx/rest.debug), then by .gnu_debuglink (docs/symbolize.md).
+A file that cannot be used is named once on stderr; its frames stay addresses.
+
+Exit codes: 0 all inputs written, 1 some inputs failed (each is named, the
+others are still written), 2 usage error.";
 
 const INSPECT_EXAMPLES: &str = "Examples:
   profbridge inspect cpu.pb.gz
@@ -134,6 +150,19 @@ pub struct ConvertArgs {
     /// gzip level for pprof output, 0 (none) to 9 (smallest).
     #[arg(long, default_value_t = profbridge_pprof::DEFAULT_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub gzip_level: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct SymbolizeArgs {
+    #[command(flatten)]
+    pub convert: ConvertArgs,
+    /// Open mapping paths under this folder (`/proc/PID/root` for a process
+    /// in another mount namespace).
+    #[arg(long, default_value = "/", value_name = "DIR")]
+    pub root: PathBuf,
+    /// A folder of separate debug files, such as /usr/lib/debug (repeatable).
+    #[arg(long = "debug-dir", value_name = "DIR")]
+    pub debug_dirs: Vec<PathBuf>,
 }
 
 /// How `inspect` prints.

@@ -28,6 +28,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Convert(args) => convert::run(args),
+        Command::Symbolize(args) => convert::run_symbolizing(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Send(args) => send::run(args),
         Command::Serve(args) => serve::run(args),

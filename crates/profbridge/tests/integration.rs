@@ -22,5 +22,6 @@ mod real_world_configs;
 mod send;
 mod serve;
 mod support;
+mod symbolize;
 mod telemetry;
 mod zpages_in_process;

@@ -1,4 +1,5 @@
-//! C programs for interop tests (gperftools' profiler), built with `cc`.
+//! C and C++ programs for interop tests (gperftools' profiler, the
+//! symbolizer), built with `cc` and `c++`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +29,34 @@ pub fn build_once(
         source,
         source_file: &format!("{name}.c"),
         compiler: "cc",
+        version_args: &["--version"],
+        compile: &compile,
+    })
+}
+
+/// Builds C++ `source` once as `c++ FLAGS -o PROGRAM SOURCE LINK_ARGS`; the
+/// path of the program (or shared library, with `-shared` in `flags`).
+pub fn build_cxx_once(
+    name: &str,
+    source: &str,
+    flags: &[&str],
+    link_args: &[&str],
+) -> Result<PathBuf, BuildFailed> {
+    let compile = |source: &Path, output: &Path| {
+        let mut command = Command::new("c++");
+        command
+            .args(flags)
+            .arg("-o")
+            .arg(output)
+            .arg(source)
+            .args(link_args);
+        command
+    };
+    programs::build_once(Recipe {
+        name,
+        source,
+        source_file: &format!("{name}.cpp"),
+        compiler: "c++",
         version_args: &["--version"],
         compile: &compile,
     })

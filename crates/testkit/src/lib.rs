@@ -25,6 +25,7 @@ mod gperftools;
 pub mod jdk;
 pub mod jfr_writer;
 pub mod kafka;
+pub mod native;
 pub mod otlp_strategies;
 pub mod pprof_oracle;
 pub mod pprof_target;

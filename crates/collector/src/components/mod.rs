@@ -30,6 +30,7 @@ const PROCESSORS: &[&dyn AnyProcessorFactory] = &[
     &crate::processors::batch::BatchProcessorFactory,
     &crate::processors::resource::ResourceProcessorFactory,
     &crate::processors::memory_limiter::MemoryLimiterFactory,
+    &crate::processors::symbolize::SymbolizeProcessorFactory,
 ];
 
 /// Exporter types, in the order messages list them.

@@ -1,5 +1,6 @@
 //! `profbridge convert`: any input format to pprof, OTLP (protobuf or JSON)
-//! or folded stacks.
+//! or folded stacks; `profbridge symbolize`: the same, with native frames
+//! resolved on the way (through OTLP).
 
 mod output;
 
@@ -22,7 +23,9 @@ use profbridge_translate::{
     ToOtlpOptions, ToPprofOptions,
 };
 
-use crate::cli::{ConvertArgs, OutputFormat};
+use profbridge_symbolize::{Report, Sources, Symbolizer};
+
+use crate::cli::{ConvertArgs, OutputFormat, SymbolizeArgs};
 use crate::input::{folded_sample_type, load, warn_replaced_strings, Input, Loaded};
 use crate::{EXIT_SOME_FAILED, EXIT_USAGE};
 use output::Destination;
@@ -34,6 +37,23 @@ struct Converted {
 }
 
 pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
+    run_with(args, None)
+}
+
+pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
+    let mut symbolizer = Symbolizer::new(Sources {
+        root: Some(args.root.clone()),
+        debug_dirs: args.debug_dirs.clone(),
+    });
+    run_with(&args.convert, Some(&mut symbolizer))
+}
+
+fn run_with(args: &ConvertArgs, mut symbolizer: Option<&mut Symbolizer>) -> Result<ExitCode> {
+    let command = if symbolizer.is_some() {
+        "symbolize"
+    } else {
+        "convert"
+    };
     let format = args
         .to
         .or_else(|| {
@@ -43,7 +63,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
         })
         .unwrap_or(OutputFormat::Pprof);
     if let Err(message) = check_usage(args, format) {
-        eprintln!("profbridge convert: {message}");
+        eprintln!("profbridge {command}: {message}");
         return Ok(ExitCode::from(EXIT_USAGE));
     }
     crate::allocator::apply_convert_settings();
@@ -52,7 +72,8 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
     let mut merged = Vec::new();
     for path in &args.inputs {
         let result = Input::read(path).and_then(|mut input| {
-            let requests_or_outputs = convert_one(&mut input, args, format)?;
+            let requests_or_outputs =
+                convert_one(&mut input, args, format, symbolizer.as_deref_mut())?;
             Ok((input, requests_or_outputs))
         });
         match result {
@@ -130,7 +151,12 @@ enum Step {
     Outputs(Vec<Converted>),
 }
 
-fn convert_one(input: &mut Input, args: &ConvertArgs, format: OutputFormat) -> Result<Step> {
+fn convert_one(
+    input: &mut Input,
+    args: &ConvertArgs,
+    format: OutputFormat,
+    symbolizer: Option<&mut Symbolizer>,
+) -> Result<Step> {
     let folded_type = folded_sample_type(args.sample_type.as_deref());
     let loaded =
         load(input, args.from, &folded_type).map_err(|e| anyhow!("{}: {e:#}", input.name))?;
@@ -152,7 +178,8 @@ fn convert_one(input: &mut Input, args: &ConvertArgs, format: OutputFormat) -> R
             bail!("{name}: {NO_JFR_PROFILES}")
         }
         Loaded::Jfr(converted) if otlp_out => {
-            let request = jfr_request(&converted, input, args, &resource)?;
+            let mut request = jfr_request(&converted, input, args, &resource)?;
+            symbolize(symbolizer, name, &mut request);
             if args.merge {
                 return Ok(Step::Request(request));
             }
@@ -177,12 +204,21 @@ fn convert_one(input: &mut Input, args: &ConvertArgs, format: OutputFormat) -> R
         }
         Loaded::Pprof(profile, raw) if otlp_out => {
             warn_replaced_strings(name, &raw);
-            let request = pprof_request(&profile, input, args, &resource)?;
+            let mut request = pprof_request(&profile, input, args, &resource)?;
             drop(profile);
+            symbolize(symbolizer, name, &mut request);
             if args.merge {
                 return Ok(Step::Request(request));
             }
             vec![encode_request(&request, format)]
+        }
+        Loaded::Pprof(profile, raw) if symbolizer.is_some() => {
+            // Through OTLP, which keeps everything pprof holds.
+            warn_replaced_strings(name, &raw);
+            let mut request = pprof_request(&profile, input, args, &resource)?;
+            drop(profile);
+            symbolize(symbolizer, name, &mut request);
+            pprof_outputs(&request, args, format).map_err(|e| anyhow!("{name}: {e:#}"))?
         }
         Loaded::Pprof(profile, raw) if format == OutputFormat::Folded => {
             warn_replaced_strings(name, &raw);
@@ -197,6 +233,7 @@ fn convert_one(input: &mut Input, args: &ConvertArgs, format: OutputFormat) -> R
             if let Some((_, error)) = validated.invalid.first() {
                 bail!("{name}: {error}");
             }
+            symbolize(symbolizer, name, &mut request);
             if otlp_out {
                 add_resource_attributes(&mut request, &resource);
                 if args.merge {
@@ -204,18 +241,7 @@ fn convert_one(input: &mut Input, args: &ConvertArgs, format: OutputFormat) -> R
                 }
                 vec![encode_request(&request, format)]
             } else {
-                let options = ToPprofOptions {
-                    aggregate_timestamps: args.aggregate_timestamps,
-                    ..ToPprofOptions::default()
-                };
-                let converted =
-                    otlp_to_pprof(&request, &options).map_err(|e| anyhow!("{name}: {e}"))?;
-                converted
-                    .profiles
-                    .iter()
-                    .map(|out| write_pprof_like(&out.profile, &RawStrings::default(), args, format))
-                    .collect::<Result<Vec<_>>>()
-                    .map_err(|e| anyhow!("{name}: {e:#}"))?
+                pprof_outputs(&request, args, format).map_err(|e| anyhow!("{name}: {e:#}"))?
             }
         }
     };
@@ -230,6 +256,67 @@ fn convert_one(input: &mut Input, args: &ConvertArgs, format: OutputFormat) -> R
             })
             .collect(),
     ))
+}
+
+/// pprof or folded bytes of each profile of `request`.
+fn pprof_outputs(
+    request: &ExportProfilesServiceRequest,
+    args: &ConvertArgs,
+    format: OutputFormat,
+) -> Result<Vec<Vec<u8>>> {
+    let options = ToPprofOptions {
+        aggregate_timestamps: args.aggregate_timestamps,
+        ..ToPprofOptions::default()
+    };
+    let converted = otlp_to_pprof(request, &options)?;
+    converted
+        .profiles
+        .iter()
+        .map(|out| write_pprof_like(&out.profile, &RawStrings::default(), args, format))
+        .collect()
+}
+
+/// Symbolizes `request` when a symbolizer is given, and says on stderr
+/// what it did and which files it could not use.
+fn symbolize(
+    symbolizer: Option<&mut Symbolizer>,
+    name: &str,
+    request: &mut ExportProfilesServiceRequest,
+) {
+    let Some(symbolizer) = symbolizer else {
+        return;
+    };
+    let report = symbolizer.symbolize(request);
+    for problem in &report.problems {
+        eprintln!("profbridge: {name}: {problem}");
+    }
+    eprintln!("profbridge: {name}: {}", summary(&report));
+}
+
+fn summary(report: &Report) -> String {
+    let mut text = format!(
+        "{} locations symbolized ({} frames)",
+        report.locations_symbolized, report.frames_symbolized
+    );
+    if report.missed() > 0 {
+        let reasons: Vec<String> = report
+            .misses
+            .iter()
+            .map(|(reason, count)| format!("{reason} {count}"))
+            .collect();
+        text.push_str(&format!(
+            ", {} missed ({})",
+            report.missed(),
+            reasons.join(", ")
+        ));
+    }
+    if report.left_alone > 0 {
+        text.push_str(&format!(
+            ", {} interpreted or kernel left alone",
+            report.left_alone
+        ));
+    }
+    text
 }
 
 /// What the command line asks of OTLP output.

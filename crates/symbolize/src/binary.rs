@@ -1,0 +1,262 @@
+//! One mapped file made ready to resolve addresses: its loadable segments
+//! and the DWARF (or symbol table) of the file or of its debug file.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::elf::{hex, ElfFacts};
+use crate::error::{FileError, MissReason};
+use crate::locate;
+use crate::Sources;
+
+/// Which file a mapping names: its path and, when known, its build id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct FileKey {
+    pub path: String,
+    pub build_id: Option<Vec<u8>>,
+}
+
+pub(crate) struct Binary {
+    /// Tells apart the files a symbolizer opened, in its cache of resolved
+    /// addresses.
+    pub id: u64,
+    facts: ElfFacts,
+    /// Whether `facts` are the mapped file's own: a debug file's program
+    /// headers keep the addresses but not the file offsets
+    /// (`objcopy --only-keep-debug` rewrites them).
+    pub places_offsets: bool,
+    debug: addr2line::Loader,
+    pub has_dwarf: bool,
+}
+
+/// A function as a line names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct FunctionText {
+    pub name: String,
+    pub system_name: String,
+    pub file: String,
+}
+
+/// One function of an address's inline chain, innermost first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Frame {
+    pub function: FunctionText,
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Binary {
+    /// Finds and opens the files for `key`; what is found but unusable is
+    /// added to `problems`.
+    pub fn open(
+        sources: &Sources,
+        key: &FileKey,
+        problems: &mut Vec<FileError>,
+    ) -> Result<Self, MissReason> {
+        let problems_before = problems.len();
+        let executable = find_executable(sources, key, problems);
+        let build_id = key
+            .build_id
+            .clone()
+            .or_else(|| executable.as_ref().and_then(|(_, f)| f.build_id.clone()));
+        let debug_file = match &executable {
+            Some((_, facts)) if facts.has_dwarf => None,
+            _ => find_debug_file(
+                sources,
+                key,
+                build_id.as_deref(),
+                executable.as_ref(),
+                problems,
+            ),
+        };
+        let (dwarf_path, facts, has_dwarf, places_offsets) = match (executable, debug_file) {
+            (Some((_, exe)), Some((debug_path, debug))) => (debug_path, exe, debug.has_dwarf, true),
+            (Some((path, exe)), None) => {
+                let has_dwarf = exe.has_dwarf;
+                (path, exe, has_dwarf, true)
+            }
+            (None, Some((debug_path, debug))) => {
+                let has_dwarf = debug.has_dwarf;
+                (debug_path, debug, has_dwarf, false)
+            }
+            (None, None) if problems.len() > problems_before => {
+                return Err(MissReason::FileUnusable)
+            }
+            (None, None) => return Err(MissReason::FileNotFound),
+        };
+        match addr2line::Loader::new(&dwarf_path) {
+            Ok(debug) => Ok(Self {
+                id: 0,
+                facts,
+                places_offsets,
+                debug,
+                has_dwarf,
+            }),
+            Err(error) => {
+                problems.push(FileError::DebugInfo {
+                    path: dwarf_path,
+                    message: error.to_string(),
+                });
+                Err(MissReason::FileUnusable)
+            }
+        }
+    }
+
+    /// The ELF address of byte `file_offset` of the mapped file.
+    pub fn address_of_offset(&self, file_offset: u64) -> Option<u64> {
+        self.facts.address_of_offset(file_offset)
+    }
+
+    /// The inline chain at ELF address `address`, innermost first; empty
+    /// when nothing covers it.
+    pub fn frames(&self, address: u64) -> Vec<Frame> {
+        let mut frames = Vec::new();
+        if let Ok(mut iter) = self.debug.find_frames(address) {
+            while let Ok(Some(frame)) = iter.next() {
+                let (name, system_name) = match &frame.function {
+                    Some(function) => (
+                        function.demangle().map(Cow::into_owned).unwrap_or_default(),
+                        function.raw_name().map(Cow::into_owned).unwrap_or_default(),
+                    ),
+                    None => (String::new(), String::new()),
+                };
+                let location = frame.location.as_ref();
+                frames.push(Frame {
+                    function: FunctionText {
+                        name,
+                        system_name,
+                        file: location
+                            .and_then(|l| l.file)
+                            .map(str::to_owned)
+                            .unwrap_or_default(),
+                    },
+                    line: location.and_then(|l| l.line).unwrap_or(0),
+                    column: location.and_then(|l| l.column).unwrap_or(0),
+                });
+            }
+        }
+        // The outermost function is named by the symbol table when one
+        // covers the address, as llvm-symbolizer does: DWARF often names
+        // it without its linkage name.
+        if let Some(symbol) = self.debug.find_symbol(address) {
+            let name = addr2line::demangle_auto(Cow::Borrowed(symbol), None).into_owned();
+            match frames.last_mut() {
+                Some(outermost) => {
+                    outermost.function.name = name;
+                    outermost.function.system_name = symbol.to_owned();
+                }
+                None => frames.push(Frame {
+                    function: FunctionText {
+                        name,
+                        system_name: symbol.to_owned(),
+                        file: String::new(),
+                    },
+                    line: 0,
+                    column: 0,
+                }),
+            }
+        }
+        frames.retain(|f| !f.function.system_name.is_empty() || !f.function.file.is_empty());
+        frames
+    }
+}
+
+fn find_executable(
+    sources: &Sources,
+    key: &FileKey,
+    problems: &mut Vec<FileError>,
+) -> Option<(PathBuf, ElfFacts)> {
+    let root = sources.root.as_deref()?;
+    let path = match locate::under_root(root, &key.path) {
+        Ok(path) => path?,
+        Err(error) => {
+            problems.push(error);
+            return None;
+        }
+    };
+    if !path.is_file() {
+        return None;
+    }
+    let facts = ElfFacts::read(&path)
+        .map_err(|error| problems.push(error))
+        .ok()?;
+    if let Some(wanted) = &key.build_id {
+        if facts.build_id.as_ref() != Some(wanted) {
+            problems.push(FileError::BuildIdMismatch {
+                path,
+                found: facts.build_id.as_deref().map(hex).unwrap_or_default(),
+                wanted: hex(wanted),
+            });
+            return None;
+        }
+    }
+    Some((path, facts))
+}
+
+fn find_debug_file(
+    sources: &Sources,
+    key: &FileKey,
+    build_id: Option<&[u8]>,
+    executable: Option<&(PathBuf, ElfFacts)>,
+    problems: &mut Vec<FileError>,
+) -> Option<(PathBuf, ElfFacts)> {
+    if let Some(build_id) = build_id {
+        for dir in &sources.debug_dirs {
+            let Some(path) = locate::by_build_id(dir, build_id) else {
+                continue;
+            };
+            if !path.is_file() {
+                continue;
+            }
+            match ElfFacts::read(&path) {
+                Ok(facts) if facts.build_id.as_deref() == Some(build_id) => {
+                    return Some((path, facts))
+                }
+                Ok(facts) => problems.push(FileError::BuildIdMismatch {
+                    path,
+                    found: facts.build_id.as_deref().map(hex).unwrap_or_default(),
+                    wanted: hex(build_id),
+                }),
+                Err(error) => problems.push(error),
+            }
+        }
+    }
+    let (exe_path, exe) = executable?;
+    let (name, crc) = exe.debuglink.as_ref()?;
+    let candidates = locate::debuglink_candidates(exe_path, &key.path, name, &sources.debug_dirs);
+    for path in candidates {
+        if !path.is_file() || path == *exe_path {
+            continue;
+        }
+        match crc32_of(&path) {
+            Ok(found) if found == *crc => match ElfFacts::read(&path) {
+                Ok(facts) => return Some((path, facts)),
+                Err(error) => problems.push(error),
+            },
+            Ok(_) => {}
+            Err(error) => problems.push(error),
+        }
+    }
+    None
+}
+
+/// The CRC-32 `.gnu_debuglink` records of a whole file.
+fn crc32_of(path: &Path) -> Result<u32, FileError> {
+    let read_error = |source| FileError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(read_error)?;
+    let mut hasher = crc32fast::Hasher::new();
+    let mut buffer = vec![0; 1 << 16];
+    loop {
+        let read = file.read(&mut buffer).map_err(read_error)?;
+        match buffer.get(..read) {
+            Some([]) | None => break,
+            Some(chunk) => hasher.update(chunk),
+        }
+    }
+    Ok(hasher.finalize())
+}

@@ -1,0 +1,74 @@
+//! What can go wrong with one file, and why a location stays unsymbolized.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// A file that was found but cannot be used; each is reported once.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: not a readable ELF file: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: object::read::Error,
+    },
+    #[error("{}: not an ELF file", path.display())]
+    NotElf { path: PathBuf },
+    #[error("{}: build id {found} does not match the mapping's {wanted}", path.display())]
+    BuildIdMismatch {
+        path: PathBuf,
+        found: String,
+        wanted: String,
+    },
+    #[error("{}: its debug information cannot be loaded: {message}", path.display())]
+    DebugInfo { path: PathBuf, message: String },
+    #[error("{mapping:?} leaves the root {}", root.display())]
+    OutsideRoot { mapping: String, root: PathBuf },
+}
+
+/// Why a native location was left without lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MissReason {
+    /// The location has no mapping, or its mapping names neither a file nor a build id.
+    NoMapping,
+    /// No ELF file or debug file was found for the mapping.
+    FileNotFound,
+    /// Only a debug file was found: its program headers do not say where
+    /// runtime addresses are in the file, the mapped file's do.
+    OnlyDebugFile,
+    /// A file was found but could not be used (see [`crate::Report::problems`]).
+    FileUnusable,
+    /// The address falls outside the mapping or outside the file's loadable segments.
+    AddressOutsideFile,
+    /// Neither debug information nor a symbol table covers the address.
+    NoSymbol,
+    /// The request's time budget ran out before the location's turn.
+    OutOfTime,
+}
+
+impl MissReason {
+    /// A short name for counters and log lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissReason::NoMapping => "no_mapping",
+            MissReason::FileNotFound => "file_not_found",
+            MissReason::OnlyDebugFile => "only_debug_file",
+            MissReason::FileUnusable => "file_unusable",
+            MissReason::AddressOutsideFile => "address_outside_file",
+            MissReason::NoSymbol => "no_symbol",
+            MissReason::OutOfTime => "out_of_time",
+        }
+    }
+}
+
+impl fmt::Display for MissReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
