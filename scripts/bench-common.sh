@@ -64,3 +64,18 @@ start_serve() {
   grpc=$(sed -n 's/.*OTLP gRPC listening on //p' "$out")
   metrics=$(sed -n 's/.*telemetry.*listening on //p' "$out")
 }
+
+# Sets profbridge and loadgen: the binaries in $BIN when it is set (to
+# compare two builds in turn), else release builds of this checkout.
+profbridge_and_loadgen() {
+  if [ -n "${BIN:-}" ]; then
+    profbridge="$BIN/profbridge"
+    loadgen="$BIN/loadgen"
+  else
+    cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
+    cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
+      --bin loadgen
+    profbridge="$target/release/profbridge"
+    loadgen="$target/release/loadgen"
+  fi
+}

@@ -40,16 +40,7 @@ esac
 # shellcheck source=scripts/bench-common.sh
 . "$root/scripts/bench-common.sh"
 
-if [ -n "${BIN:-}" ]; then
-  profbridge="$BIN/profbridge"
-  loadgen="$BIN/loadgen"
-else
-  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
-  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
-    --bin loadgen
-  profbridge="$target/release/profbridge"
-  loadgen="$target/release/loadgen"
-fi
+profbridge_and_loadgen
 
 telemetry_yaml() {
   cat <<EOF

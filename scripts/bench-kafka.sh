@@ -40,16 +40,7 @@ if [ ! -x "$tansu" ]; then
   exit 2
 fi
 
-if [ -n "${BIN:-}" ]; then
-  profbridge="$BIN/profbridge"
-  loadgen="$BIN/loadgen"
-else
-  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge
-  cargo build --quiet --release --manifest-path "$root/Cargo.toml" -p profbridge-bench \
-    --bin loadgen
-  profbridge="$target/release/profbridge"
-  loadgen="$target/release/loadgen"
-fi
+profbridge_and_loadgen
 
 # A free port on loopback (tansu takes no port 0).
 free_port() {

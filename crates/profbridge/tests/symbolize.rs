@@ -9,13 +9,13 @@
     clippy::indexing_slicing
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use profbridge_pprof::{parse_any, DecodeOptions};
 use profbridge_testkit::native::{
     assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
-    split_debug_info,
+    split_debug_info, truncated_copy, under,
 };
 use profbridge_testkit::TempDir;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
@@ -76,10 +76,6 @@ fn symbolize_writes_pprof_that_llvm_symbolizer_agrees_with() {
     }
 }
 
-fn under(root: &Path, path: &Path) -> PathBuf {
-    root.join(path.strip_prefix("/").unwrap())
-}
-
 #[test]
 fn symbolize_reads_stripped_files_under_root_and_debug_files_by_build_id() {
     let Some(programs) = native_programs(PURPOSE) else {
@@ -130,10 +126,7 @@ fn a_truncated_elf_is_named_and_the_profile_is_still_written() {
     let dir = TempDir::new("cli-symbolize-truncated");
     let root = dir.path().join("root");
     let program = &programs.pie;
-    let copy = under(&root, program);
-    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-    let bytes = std::fs::read(program).unwrap();
-    std::fs::write(&copy, &bytes[..bytes.len() / 3]).unwrap();
+    let copy = truncated_copy(&root, program);
     let profile = dir.path().join("cpu.prof");
     std::fs::write(&profile, gperftools_cpu_profile_of(program, dir.path())).unwrap();
     let out = dir.path().join("cpu.pb.gz");

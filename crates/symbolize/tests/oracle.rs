@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use profbridge_symbolize::{FileError, MissReason, Sources, Symbolizer};
 use profbridge_testkit::native::{
     add_debuglink, assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of,
-    native_programs, split_debug_info,
+    native_programs, split_debug_info, truncated_copy, under,
 };
 use profbridge_testkit::TempDir;
 use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
@@ -113,11 +113,6 @@ fn assert_mapping_flags(request: &ExportProfilesServiceRequest, program: &Path) 
     }
 }
 
-/// `root/PATH`, for a mapping path.
-fn under(root: &Path, path: &Path) -> PathBuf {
-    root.join(path.strip_prefix("/").expect("an absolute path"))
-}
-
 /// `DIR/.build-id/xx/rest.debug` for `file`.
 fn build_id_path(debug_dir: &Path, file: &Path) -> PathBuf {
     let id = build_id(file);
@@ -195,10 +190,7 @@ fn a_truncated_elf_is_reported_once_and_its_frames_stay_addresses() {
     let dir = TempDir::new("symbolize-truncated");
     let root = dir.path().join("root");
     let program = &programs.pie;
-    let copy = under(&root, program);
-    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
-    let bytes = std::fs::read(program).unwrap();
-    std::fs::write(&copy, &bytes[..bytes.len() / 3]).unwrap();
+    let copy = truncated_copy(&root, program);
     let profile = gperftools_cpu_profile_of(program, dir.path());
     let mut symbolizer = Symbolizer::new(Sources {
         root: Some(root),

@@ -14,24 +14,7 @@ pub fn build_once(
     flags: &[&str],
     link_args: &[&str],
 ) -> Result<PathBuf, BuildFailed> {
-    let compile = |source: &Path, output: &Path| {
-        let mut command = Command::new("cc");
-        command
-            .args(flags)
-            .arg("-o")
-            .arg(output)
-            .arg(source)
-            .args(link_args);
-        command
-    };
-    programs::build_once(Recipe {
-        name,
-        source,
-        source_file: &format!("{name}.c"),
-        compiler: "cc",
-        version_args: &["--version"],
-        compile: &compile,
-    })
+    build_with("cc", "c", name, source, flags, link_args)
 }
 
 /// Builds C++ `source` once as `c++ FLAGS -o PROGRAM SOURCE LINK_ARGS`; the
@@ -42,8 +25,20 @@ pub fn build_cxx_once(
     flags: &[&str],
     link_args: &[&str],
 ) -> Result<PathBuf, BuildFailed> {
+    build_with("c++", "cpp", name, source, flags, link_args)
+}
+
+/// Builds `source` (a `NAME.EXTENSION` file) once with `compiler`.
+fn build_with(
+    compiler: &str,
+    extension: &str,
+    name: &str,
+    source: &str,
+    flags: &[&str],
+    link_args: &[&str],
+) -> Result<PathBuf, BuildFailed> {
     let compile = |source: &Path, output: &Path| {
-        let mut command = Command::new("c++");
+        let mut command = Command::new(compiler);
         command
             .args(flags)
             .arg("-o")
@@ -55,8 +50,8 @@ pub fn build_cxx_once(
     programs::build_once(Recipe {
         name,
         source,
-        source_file: &format!("{name}.cpp"),
-        compiler: "c++",
+        source_file: &format!("{name}.{extension}"),
+        compiler,
         version_args: &["--version"],
         compile: &compile,
     })

@@ -411,3 +411,19 @@ pub fn assert_matches_oracle(
     }
     (locations.len(), inlined)
 }
+
+/// `root/PATH`, where a symbolizer with `root` looks for the mapping path
+/// `path` (absolute).
+pub fn under(root: &Path, path: &Path) -> PathBuf {
+    root.join(path.strip_prefix("/").expect("an absolute path"))
+}
+
+/// Writes the first third of `program` at its place under `root`: an ELF
+/// file cut short. Returns where.
+pub fn truncated_copy(root: &Path, program: &Path) -> PathBuf {
+    let copy = under(root, program);
+    std::fs::create_dir_all(copy.parent().expect("a folder")).expect("create the folder");
+    let bytes = std::fs::read(program).expect("read the program");
+    std::fs::write(&copy, &bytes[..bytes.len() / 3]).expect("write the truncated copy");
+    copy
+}
