@@ -95,18 +95,21 @@ pub(crate) fn get(
         other => return Err(FetchError::Status(other)),
     }
     let mut written = 0u64;
-    let mut chunk = head.get(body_start..).unwrap_or_default().to_vec();
-    loop {
-        written += chunk.len() as u64;
+    let mut keep = |bytes: &[u8]| -> Result<(), FetchError> {
+        written += bytes.len() as u64;
         if written > max_bytes {
             return Err(FetchError::TooLarge(max_bytes));
         }
-        out.write_all(&chunk)?;
+        out.write_all(bytes)?;
+        Ok(())
+    };
+    keep(head.get(body_start..).unwrap_or_default())?;
+    loop {
         let read = read_some(&mut stream, &mut buffer, deadline)?;
         if read == 0 {
             break;
         }
-        chunk = buffer.get(..read).unwrap_or_default().to_vec();
+        keep(buffer.get(..read).unwrap_or_default())?;
     }
     if content_length.is_some_and(|length| length != written) {
         return Err(FetchError::BadResponse(

@@ -152,7 +152,7 @@ fn fetch_from(
 ) -> Result<Option<PathBuf>, FetchError> {
     let server = http::ServerUrl::parse(url)?;
     fs::create_dir_all(folder)?;
-    let partial = folder.join(format!(".{}.partial", kind.as_str()));
+    let partial = folder.join(format!(".{}.{}.partial", kind.as_str(), std::process::id()));
     let mut out = BufWriter::new(File::create(&partial)?);
     let answer = http::get(
         &server,
