@@ -72,7 +72,8 @@ const SYMBOLIZE_EXAMPLES: &str = "Examples:
   profbridge symbolize request.otlp.pb -o out.otlp.pb --root /proc/4242/root --debug-dir /debug
 
 Files are looked for at the mapping's path under --root, then by build id in each
---debug-dir (.build-id/xx/rest.debug), then by .gnu_debuglink (docs/symbolize.md).
+--debug-dir (.build-id/xx/rest.debug), then by .gnu_debuglink, then from each
+--debuginfod server by build id (docs/symbolize.md).
 A file that cannot be used is named once on stderr; its frames stay addresses.
 
 Exit codes: 0 all inputs written, 1 some inputs failed (each is named, the
@@ -163,6 +164,20 @@ pub struct SymbolizeArgs {
     /// A folder of separate debug files, such as /usr/lib/debug (repeatable).
     #[arg(long = "debug-dir", value_name = "DIR")]
     pub debug_dirs: Vec<PathBuf>,
+    /// A debuginfod server, `http://host:port` (repeatable; asked in order,
+    /// by build id, after the local files).
+    #[arg(long = "debuginfod", value_name = "URL")]
+    pub debuginfod: Vec<String>,
+    /// How long one debuginfod request may take, in seconds.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    pub debuginfod_timeout: f64,
+    /// Where files fetched from debuginfod are kept (default:
+    /// $XDG_CACHE_HOME/profbridge/debuginfod, or ~/.cache/profbridge/debuginfod).
+    #[arg(long, value_name = "DIR")]
+    pub debuginfod_cache: Option<PathBuf>,
+    /// How many bytes the debuginfod cache may hold; the oldest files go first.
+    #[arg(long, default_value_t = profbridge_symbolize::DEFAULT_MAX_CACHE_BYTES, value_name = "BYTES")]
+    pub debuginfod_cache_bytes: u64,
 }
 
 /// How `inspect` prints.

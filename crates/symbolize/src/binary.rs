@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::debuginfod::{self, Fetched, Kind};
 use crate::elf::{hex, ElfFacts};
 use crate::error::{FileError, MissReason};
 use crate::locate;
@@ -56,7 +57,14 @@ impl Binary {
         problems: &mut Vec<FileError>,
     ) -> Result<Self, MissReason> {
         let problems_before = problems.len();
-        let executable = find_executable(sources, key, problems);
+        let mut remote = Remote {
+            sources,
+            failed: false,
+        };
+        let executable = find_executable(sources, key, problems).or_else(|| {
+            let build_id = key.build_id.as_deref()?;
+            remote.fetch(build_id, Kind::Executable, problems)
+        });
         let build_id = key
             .build_id
             .clone()
@@ -69,7 +77,8 @@ impl Binary {
                 build_id.as_deref(),
                 executable.as_ref(),
                 problems,
-            ),
+            )
+            .or_else(|| remote.fetch(build_id.as_deref()?, Kind::Debuginfo, problems)),
         };
         let (dwarf_path, facts, has_dwarf, places_offsets) = match (executable, debug_file) {
             (Some((_, exe)), Some((debug_path, debug))) => (debug_path, exe, debug.has_dwarf, true),
@@ -81,6 +90,7 @@ impl Binary {
                 let has_dwarf = debug.has_dwarf;
                 (debug_path, debug, has_dwarf, false)
             }
+            (None, None) if remote.failed => return Err(MissReason::DebuginfodFailed),
             (None, None) if problems.len() > problems_before => {
                 return Err(MissReason::FileUnusable)
             }
@@ -160,6 +170,50 @@ impl Binary {
         }
         frames.retain(|f| !f.function.system_name.is_empty() || !f.function.file.is_empty());
         frames
+    }
+}
+
+/// The debuginfod servers of `sources`, and whether one failed (then the
+/// file's other fetches are not tried: a hanging server costs one timeout
+/// per file).
+struct Remote<'a> {
+    sources: &'a Sources,
+    failed: bool,
+}
+
+impl Remote<'_> {
+    /// The file `kind` of `build_id` from the servers, checked to carry
+    /// that build id.
+    fn fetch(
+        &mut self,
+        build_id: &[u8],
+        kind: Kind,
+        problems: &mut Vec<FileError>,
+    ) -> Option<(PathBuf, ElfFacts)> {
+        let config = self.sources.debuginfod.as_ref().filter(|_| !self.failed)?;
+        let path = match debuginfod::fetch(config, build_id, kind, problems) {
+            Fetched::File(path) => path,
+            Fetched::Missing => return None,
+            Fetched::Failed => {
+                self.failed = true;
+                return None;
+            }
+        };
+        match ElfFacts::read(&path) {
+            Ok(facts) if facts.build_id.as_deref() == Some(build_id) => Some((path, facts)),
+            Ok(facts) => {
+                problems.push(FileError::BuildIdMismatch {
+                    path,
+                    found: facts.build_id.as_deref().map(hex).unwrap_or_default(),
+                    wanted: hex(build_id),
+                });
+                None
+            }
+            Err(error) => {
+                problems.push(error);
+                None
+            }
+        }
     }
 }
 

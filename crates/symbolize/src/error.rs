@@ -28,6 +28,13 @@ pub enum FileError {
     },
     #[error("{}: its debug information cannot be loaded: {message}", path.display())]
     DebugInfo { path: PathBuf, message: String },
+    #[error("debuginfod {url}: build id {build_id}: {source}")]
+    Debuginfod {
+        url: String,
+        build_id: String,
+        #[source]
+        source: crate::debuginfod::FetchError,
+    },
     #[error("{mapping:?} leaves the root {}", root.display())]
     OutsideRoot { mapping: String, root: PathBuf },
 }
@@ -48,6 +55,9 @@ pub enum MissReason {
     AddressOutsideFile,
     /// Neither debug information nor a symbol table covers the address.
     NoSymbol,
+    /// No local file was found and a debuginfod server failed or timed out
+    /// (see [`crate::Report::problems`]).
+    DebuginfodFailed,
     /// The request's time budget ran out before the location's turn.
     OutOfTime,
 }
@@ -62,6 +72,7 @@ impl MissReason {
             MissReason::FileUnusable => "file_unusable",
             MissReason::AddressOutsideFile => "address_outside_file",
             MissReason::NoSymbol => "no_symbol",
+            MissReason::DebuginfodFailed => "debuginfod_failed",
             MissReason::OutOfTime => "out_of_time",
         }
     }

@@ -2,12 +2,14 @@
 //!
 //! For each location without lines whose mapping names an ELF file or a
 //! build id, the file is found (the mapping's path under a root, then
-//! `DIR/.build-id/xx/rest.debug`, then `.gnu_debuglink`), the runtime
+//! `DIR/.build-id/xx/rest.debug`, then `.gnu_debuglink`, then debuginfod
+//! servers by build id), the runtime
 //! address becomes an ELF address through the file's loadable segments, and
 //! addr2line resolves functions, files, lines and inlined frames (innermost
 //! first). Interpreted and kernel frames are left alone.
 
 mod binary;
+mod debuginfod;
 mod dictionary;
 mod elf;
 mod error;
@@ -23,6 +25,9 @@ use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use binary::{Binary, FileKey, FunctionText};
+pub use debuginfod::{
+    Debuginfod, FetchError, DEFAULT_MAX_CACHE_BYTES, DEFAULT_MISS_TTL, DEFAULT_TIMEOUT,
+};
 use dictionary::Editor;
 pub use error::{FileError, MissReason};
 
@@ -36,6 +41,9 @@ pub struct Sources {
     /// Folders of separate debug files, such as `/usr/lib/debug`: searched
     /// by build id (`.build-id/xx/rest.debug`) and for `.gnu_debuglink` names.
     pub debug_dirs: Vec<PathBuf>,
+    /// debuginfod servers, asked by build id when the files above do not
+    /// give both the mapped file and its DWARF.
+    pub debuginfod: Option<Debuginfod>,
 }
 
 /// What one call of [`Symbolizer::symbolize`] did.

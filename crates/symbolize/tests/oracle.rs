@@ -10,6 +10,8 @@
     clippy::indexing_slicing
 )]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use profbridge_symbolize::{FileError, MissReason, Sources, Symbolizer};
@@ -18,31 +20,18 @@ use profbridge_testkit::native::{
     native_programs, split_debug_info, truncated_copy, under,
 };
 use profbridge_testkit::TempDir;
-use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
+use profbridge_translate::keys::{FRAME_TYPE, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
 use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest, KeyValueAndUnit};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
+use support::{add_build_id, request_of};
 
 const PURPOSE: &str = "the symbolizer's tests against llvm-symbolizer";
-
-fn request_of(profile_bytes: &[u8]) -> ExportProfilesServiceRequest {
-    let profile = profbridge_pprof::parse_legacy(profile_bytes).expect("a gperftools profile");
-    let converted = pprof_to_otlp(
-        &[PprofInput {
-            profile: &profile,
-            resource_attributes: &[],
-            scope: None,
-            original_payload: None,
-        }],
-        &ToOtlpOptions::default(),
-    );
-    assert!(converted.rejected.is_empty());
-    converted.request
-}
 
 fn local_sources() -> Sources {
     Sources {
         root: Some(PathBuf::from("/")),
         debug_dirs: Vec::new(),
+        debuginfod: None,
     }
 }
 
@@ -137,6 +126,7 @@ fn stripped_binaries_resolve_through_build_id_debug_files() {
     let sources = Sources {
         root: Some(root.clone()),
         debug_dirs: vec![debug_dir.clone()],
+        debuginfod: None,
     };
     let report = Symbolizer::new(sources).symbolize(&mut request);
     assert!(report.problems.is_empty(), "{:?}", report.problems);
@@ -167,6 +157,7 @@ fn stripped_binaries_resolve_through_gnu_debuglink() {
     let sources = Sources {
         root: Some(root),
         debug_dirs: Vec::new(),
+        debuginfod: None,
     };
     let report = Symbolizer::new(sources).symbolize(&mut request);
     assert!(report.problems.is_empty(), "{:?}", report.problems);
@@ -195,6 +186,7 @@ fn a_truncated_elf_is_reported_once_and_its_frames_stay_addresses() {
     let mut symbolizer = Symbolizer::new(Sources {
         root: Some(root),
         debug_dirs: Vec::new(),
+        debuginfod: None,
     });
 
     let mut request = request_of(&profile);
@@ -219,27 +211,6 @@ fn a_truncated_elf_is_reported_once_and_its_frames_stay_addresses() {
     );
 }
 
-/// Gives `file`'s mappings the GNU build id `id`, as the eBPF profiler and
-/// pprof's `Mapping.build_id` do.
-fn add_build_id(request: &mut ExportProfilesServiceRequest, file: &Path, id: &str) {
-    let dictionary = request.dictionary.as_mut().unwrap();
-    let wanted = file.to_string_lossy().into_owned();
-    let key = dictionary.string_table.len() as i32;
-    dictionary.string_table.push(BUILD_ID_GNU.to_owned());
-    let attribute = dictionary.attribute_table.len() as i32;
-    dictionary.attribute_table.push(KeyValueAndUnit {
-        key_strindex: key,
-        value: Some(string_value(id)),
-        unit_strindex: 0,
-    });
-    let strings = dictionary.string_table.clone();
-    for mapping in &mut dictionary.mapping_table {
-        if strings[mapping.filename_strindex as usize] == wanted {
-            mapping.attribute_indices.push(attribute);
-        }
-    }
-}
-
 #[test]
 fn a_debug_file_alone_does_not_place_runtime_addresses() {
     let Some(programs) = native_programs(PURPOSE) else {
@@ -258,6 +229,7 @@ fn a_debug_file_alone_does_not_place_runtime_addresses() {
     let sources = Sources {
         root: Some(dir.path().join("empty-root")),
         debug_dirs: vec![debug_dir],
+        debuginfod: None,
     };
     let report = Symbolizer::new(sources).symbolize(&mut request);
     assert!(report.problems.is_empty(), "{:?}", report.problems);

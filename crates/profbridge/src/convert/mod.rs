@@ -23,7 +23,7 @@ use profbridge_translate::{
     ToOtlpOptions, ToPprofOptions,
 };
 
-use profbridge_symbolize::{Report, Sources, Symbolizer};
+use profbridge_symbolize::{Debuginfod, Report, Sources, Symbolizer};
 
 use crate::cli::{ConvertArgs, OutputFormat, SymbolizeArgs};
 use crate::input::{folded_sample_type, load, warn_replaced_strings, Input, Loaded};
@@ -41,11 +41,41 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
 }
 
 pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
+    let debuginfod = if args.debuginfod.is_empty() {
+        None
+    } else {
+        let timeout = std::time::Duration::try_from_secs_f64(args.debuginfod_timeout)
+            .map_err(|_| anyhow!("--debuginfod-timeout must be a positive number of seconds"))?;
+        let cache_dir = match &args.debuginfod_cache {
+            Some(dir) => dir.clone(),
+            None => default_debuginfod_cache()?,
+        };
+        Some(Debuginfod {
+            timeout,
+            max_cache_bytes: args.debuginfod_cache_bytes,
+            ..Debuginfod::new(args.debuginfod.clone(), cache_dir)
+        })
+    };
     let mut symbolizer = Symbolizer::new(Sources {
         root: Some(args.root.clone()),
         debug_dirs: args.debug_dirs.clone(),
+        debuginfod,
     });
     run_with(&args.convert, Some(&mut symbolizer))
+}
+
+/// `$XDG_CACHE_HOME/profbridge/debuginfod`, else `~/.cache/profbridge/debuginfod`.
+fn default_debuginfod_cache() -> Result<std::path::PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|dir| !dir.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|home| std::path::PathBuf::from(home).join(".cache"))
+        })
+        .ok_or_else(|| {
+            anyhow!("neither XDG_CACHE_HOME nor HOME is set: pass --debuginfod-cache")
+        })?;
+    Ok(base.join("profbridge").join("debuginfod"))
 }
 
 fn run_with(args: &ConvertArgs, mut symbolizer: Option<&mut Symbolizer>) -> Result<ExitCode> {

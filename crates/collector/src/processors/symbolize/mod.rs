@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use profbridge_symbolize::{MissReason, Report, Sources, Symbolizer};
+use profbridge_symbolize::{Debuginfod, MissReason, Report, Sources, Symbolizer};
 
 pub use config::SymbolizeProcessorConfig;
 pub use factory::SymbolizeProcessorFactory;
@@ -33,6 +33,13 @@ impl SymbolizeProcessor {
         let sources = Sources {
             root: (!config.root.is_empty()).then(|| PathBuf::from(&config.root)),
             debug_dirs: config.debug_directories.iter().map(PathBuf::from).collect(),
+            debuginfod: (!config.debuginfod.urls.is_empty()).then(|| Debuginfod {
+                urls: config.debuginfod.urls.clone(),
+                timeout: config.debuginfod.timeout.0,
+                cache_dir: PathBuf::from(&config.debuginfod.cache_dir),
+                max_cache_bytes: config.debuginfod.max_cache_bytes,
+                miss_ttl: config.debuginfod.miss_ttl.0,
+            }),
         };
         Ok(Self {
             symbolizer: Symbolizer::with_cache_capacity(sources, config.cache_files),

@@ -1,0 +1,269 @@
+//! profbridge's symbolizer fetching through a real debuginfod server
+//! (Debian's `debuginfod`, elfutils) on loopback, checked against
+//! `llvm-symbolizer --inlines` as tests/oracle.rs does; its on-disk cache
+//! and its negative cache with the server stopped; and a server that never
+//! answers, bounded by the timeout.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use profbridge_symbolize::{
+    Debuginfod, FetchError, FileError, MissReason, Report, Sources, Symbolizer,
+};
+use profbridge_testkit::native::{
+    assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
+    split_debug_info, NativePrograms,
+};
+use profbridge_testkit::{require_tool, TempDir};
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use support::{add_build_id, request_of};
+
+const PURPOSE: &str = "the symbolizer's tests against a debuginfod server";
+
+/// A build id no server has.
+const UNKNOWN_BUILD_ID: &str = "00112233445566778899aabbccddeeff00112233";
+
+/// `debuginfod -F` over a folder, stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(served: &Path, work: &Path) -> Self {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = work.join("debuginfod.log");
+        let child = Command::new("debuginfod")
+            .arg("-F")
+            .arg("-d")
+            .arg(work.join("debuginfod.sqlite"))
+            .args(["-p", &port.to_string()])
+            .arg(served)
+            .env_remove("DEBUGINFOD_URLS")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start debuginfod");
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            log,
+        }
+    }
+
+    /// Waits until the server answers 200 for each build id's executable:
+    /// it has indexed the folder.
+    fn wait_for(&self, build_ids: &[String]) {
+        let address = self.url.trim_start_matches("http://").to_owned();
+        for id in build_ids {
+            let mut tries = 0;
+            while status_of(&address, &format!("/buildid/{id}/executable")) != Some(200) {
+                tries += 1;
+                assert!(
+                    tries < 1200,
+                    "debuginfod did not index {id}; its log:\n{}",
+                    std::fs::read_to_string(&self.log).unwrap_or_default()
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The status of a GET, or `None` when the server does not answer yet.
+fn status_of(address: &str, path: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect(address).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").ok()?;
+    let mut head = [0u8; 16];
+    stream.read_exact(&mut head).ok()?;
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+}
+
+fn debuginfod_sources(urls: Vec<String>, cache_dir: &Path, root: &Path) -> Sources {
+    Sources {
+        root: Some(root.to_path_buf()),
+        debug_dirs: Vec::new(),
+        debuginfod: Some(Debuginfod {
+            timeout: Duration::from_secs(10),
+            ..Debuginfod::new(urls, cache_dir.to_path_buf())
+        }),
+    }
+}
+
+/// The PIE program's and the library's profile, each mapping given its
+/// build id, and the non-PIE program's mapping a build id no server has.
+fn profile_by_build_id(programs: &NativePrograms, dir: &Path) -> ExportProfilesServiceRequest {
+    let mut request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir));
+    for file in [&programs.pie, &programs.library] {
+        add_build_id(&mut request, file, &build_id(file));
+    }
+    request
+}
+
+#[test]
+fn files_fetched_from_debuginfod_resolve_as_llvm_symbolizer_says_and_are_cached() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    if require_tool("debuginfod", &["--version"], PURPOSE).is_none() {
+        return;
+    }
+    let dir = TempDir::new("symbolize-debuginfod");
+    // The program stripped next to its debug file (so the server gives
+    // `/executable` without DWARF and `/debuginfo` apart), the library
+    // whole; the mapping paths do not exist under the root.
+    let served = dir.path().join("served");
+    split_debug_info(
+        &programs.pie,
+        &served.join("program"),
+        &served.join("program.debug"),
+    );
+    std::fs::copy(&programs.library, served.join("library.so")).unwrap();
+    let server = Server::start(&served, dir.path());
+    let ids = [build_id(&programs.pie), build_id(&programs.library)];
+    server.wait_for(&ids);
+
+    let cache = dir.path().join("cache");
+    let root = dir.path().join("empty-root");
+    let mut request = profile_by_build_id(&programs, dir.path());
+    let mut unknown = request_of(&gperftools_cpu_profile_of(&programs.non_pie, dir.path()));
+    add_build_id(&mut unknown, &programs.non_pie, UNKNOWN_BUILD_ID);
+
+    let mut symbolizer =
+        Symbolizer::new(debuginfod_sources(vec![server.url.clone()], &cache, &root));
+    let report = symbolizer.symbolize(&mut request);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let (compared, inlined) = assert_matches_oracle(&request, &programs.pie, &programs.pie);
+    assert!(compared >= 3, "{compared} locations of the program");
+    assert!(inlined >= 1, "no inlined frames");
+    let (in_library, _) = assert_matches_oracle(&request, &programs.library, &programs.library);
+    assert!(in_library >= 1, "no samples in our shared library");
+    for (id, kind) in [
+        (&ids[0], "executable"),
+        (&ids[0], "debuginfo"),
+        (&ids[1], "executable"),
+    ] {
+        assert!(
+            cache.join(id).join(kind).is_file(),
+            "{id}/{kind} not cached"
+        );
+    }
+    let report = symbolizer.symbolize(&mut unknown);
+    assert_unknown_missed(&report, &unknown, &programs.non_pie);
+    assert!(cache
+        .join(UNKNOWN_BUILD_ID)
+        .join("executable.missing")
+        .is_file());
+
+    // With the server stopped, a new symbolizer on the same cache: the
+    // same frames, and the 404 remembered; a request would have failed
+    // (connection refused) and been reported.
+    drop(server);
+    let mut again = profile_by_build_id(&programs, dir.path());
+    let mut symbolizer = Symbolizer::new(debuginfod_sources(
+        vec![format!("http://{}", closed_address())],
+        &cache,
+        &root,
+    ));
+    let report = symbolizer.symbolize(&mut again);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_matches_oracle(&again, &programs.pie, &programs.pie);
+    assert_matches_oracle(&again, &programs.library, &programs.library);
+    let mut unknown = request_of(&gperftools_cpu_profile_of(&programs.non_pie, dir.path()));
+    add_build_id(&mut unknown, &programs.non_pie, UNKNOWN_BUILD_ID);
+    let report = symbolizer.symbolize(&mut unknown);
+    assert_unknown_missed(&report, &unknown, &programs.non_pie);
+}
+
+/// No location of `program` (whose build id no server has) resolved, each
+/// counted as not found, and no server failed.
+fn assert_unknown_missed(report: &Report, request: &ExportProfilesServiceRequest, program: &Path) {
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let locations = locations_of(request, program);
+    assert!(!locations.is_empty());
+    assert!(locations.iter().all(|(_, lines)| lines.is_empty()));
+    let not_found = report.misses.get(&MissReason::FileNotFound).copied();
+    assert!(
+        not_found >= Some(locations.len() as u64),
+        "{:?}",
+        report.misses
+    );
+    assert_eq!(report.misses.get(&MissReason::DebuginfodFailed), None);
+}
+
+/// An address nothing listens on.
+fn closed_address() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().to_string()
+}
+
+#[test]
+fn a_server_that_never_answers_is_bounded_by_the_timeout() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-debuginfod-hang");
+    // Connections complete in the kernel's backlog; nothing ever answers.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let mut request = profile_by_build_id(&programs, dir.path());
+    let mut sources = debuginfod_sources(
+        vec![url],
+        &dir.path().join("cache"),
+        &dir.path().join("empty-root"),
+    );
+    if let Some(debuginfod) = sources.debuginfod.as_mut() {
+        debuginfod.timeout = Duration::from_millis(500);
+    }
+    let report = Symbolizer::new(sources).symbolize(&mut request);
+    let wanted = (locations_of(&request, &programs.pie).len()
+        + locations_of(&request, &programs.library).len()) as u64;
+    assert!(wanted > 0);
+    assert_eq!(
+        report.misses.get(&MissReason::DebuginfodFailed).copied(),
+        Some(wanted),
+        "{:?}",
+        report.misses
+    );
+    assert_eq!(report.locations_symbolized, 0);
+    // Each file asked for once, reported once.
+    let timed_out = report
+        .problems
+        .iter()
+        .filter(|p| {
+            matches!(
+                p,
+                FileError::Debuginfod {
+                    source: FetchError::TimedOut,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(timed_out, 2, "{:?}", report.problems);
+    drop(listener);
+}
