@@ -1,6 +1,7 @@
 //! Command-line arguments.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -164,20 +165,45 @@ pub struct SymbolizeArgs {
     /// A folder of separate debug files, such as /usr/lib/debug (repeatable).
     #[arg(long = "debug-dir", value_name = "DIR")]
     pub debug_dirs: Vec<PathBuf>,
-    /// A debuginfod server, `http://host:port` (repeatable; asked in order,
-    /// by build id, after the local files).
-    #[arg(long = "debuginfod", value_name = "URL")]
+    /// debuginfod servers, `http://host:port[/prefix]` or `https://…`,
+    /// separated by spaces as in DEBUGINFOD_URLS (repeatable; asked in
+    /// order, by build id, after the local files).
+    #[arg(long = "debuginfod", value_name = "URLS")]
     pub debuginfod: Vec<String>,
-    /// How long one debuginfod request may take, in seconds.
-    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
-    pub debuginfod_timeout: f64,
+    /// How long one debuginfod request may take, from resolving the
+    /// server's name to the last byte, in seconds.
+    #[arg(long, default_value = "5", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub debuginfod_timeout: Duration,
+    /// How long resolving a debuginfod server's name and connecting to it
+    /// (TLS included) may take, in seconds.
+    #[arg(long, default_value = "2", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub debuginfod_connect_timeout: Duration,
+    /// How long a debuginfod server may stay silent while answering, in
+    /// seconds.
+    #[arg(long, default_value = "2", value_name = "SECONDS", value_parser = parse_seconds)]
+    pub debuginfod_read_timeout: Duration,
     /// Where files fetched from debuginfod are kept (default:
     /// $XDG_CACHE_HOME/profbridge/debuginfod, or ~/.cache/profbridge/debuginfod).
     #[arg(long, value_name = "DIR")]
     pub debuginfod_cache: Option<PathBuf>,
-    /// How many bytes the debuginfod cache may hold; the oldest files go first.
+    /// How many bytes the debuginfod cache may hold; the oldest files go
+    /// first, and a larger file is not downloaded.
     #[arg(long, default_value_t = profbridge_symbolize::DEFAULT_MAX_CACHE_BYTES, value_name = "BYTES")]
     pub debuginfod_cache_bytes: u64,
+}
+
+/// Not a positive number of seconds.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} is not a positive number of seconds")]
+pub struct NotSeconds(String);
+
+/// A positive number of seconds, such as `0.5`.
+fn parse_seconds(text: &str) -> Result<Duration, NotSeconds> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .filter(|duration| !duration.is_zero())
+        .ok_or_else(|| NotSeconds(text.to_owned()))
 }
 
 /// How `inspect` prints.

@@ -23,5 +23,6 @@ mod send;
 mod serve;
 mod support;
 mod symbolize;
+mod symbolize_debuginfod;
 mod telemetry;
 mod zpages_in_process;

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::debuginfod::{self, Fetched, Kind};
+use crate::debuginfod::{Client, Fetched, Kind};
 use crate::elf::{hex, ElfFacts};
 use crate::error::{FileError, MissReason};
 use crate::locate;
@@ -53,12 +53,13 @@ impl Binary {
     /// added to `problems`.
     pub fn open(
         sources: &Sources,
+        debuginfod: Option<&Client>,
         key: &FileKey,
         problems: &mut Vec<FileError>,
     ) -> Result<Self, MissReason> {
         let problems_before = problems.len();
         let mut remote = Remote {
-            sources,
+            client: debuginfod,
             failed: false,
         };
         let executable = find_executable(sources, key, problems).or_else(|| {
@@ -173,11 +174,10 @@ impl Binary {
     }
 }
 
-/// The debuginfod servers of `sources`, and whether one failed (then the
-/// file's other fetches are not tried: a hanging server costs one timeout
-/// per file).
+/// The debuginfod servers, and whether one failed (then the file's other
+/// fetches are not tried: a hanging server costs one timeout per file).
 struct Remote<'a> {
-    sources: &'a Sources,
+    client: Option<&'a Client>,
     failed: bool,
 }
 
@@ -190,8 +190,8 @@ impl Remote<'_> {
         kind: Kind,
         problems: &mut Vec<FileError>,
     ) -> Option<(PathBuf, ElfFacts)> {
-        let config = self.sources.debuginfod.as_ref().filter(|_| !self.failed)?;
-        let path = match debuginfod::fetch(config, build_id, kind, problems) {
+        let client = self.client.filter(|_| !self.failed)?;
+        let path = match client.fetch(build_id, kind, problems) {
             Fetched::File(path) => path,
             Fetched::Missing => return None,
             Fetched::Failed => {

@@ -26,7 +26,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use binary::{Binary, FileKey, FunctionText};
 pub use debuginfod::{
-    Debuginfod, FetchError, DEFAULT_MAX_CACHE_BYTES, DEFAULT_MISS_TTL, DEFAULT_TIMEOUT,
+    server_urls, Debuginfod, FetchError, UnsupportedUrl, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_CACHE_BYTES, DEFAULT_MISS_TTL, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT,
 };
 use dictionary::Editor;
 pub use error::{FileError, MissReason};
@@ -78,6 +79,7 @@ pub const CACHED_ADDRESSES: usize = 65_536;
 /// not found or unusable) by path and build id, and of resolved addresses.
 pub struct Symbolizer {
     sources: Sources,
+    debuginfod: Option<debuginfod::Client>,
     cache: FxHashMap<FileKey, Result<Binary, MissReason>>,
     order: VecDeque<FileKey>,
     capacity: usize,
@@ -96,6 +98,7 @@ impl Symbolizer {
     /// A symbolizer that keeps at most `capacity` files (at least one).
     pub fn with_cache_capacity(sources: Sources, capacity: usize) -> Self {
         Self {
+            debuginfod: sources.debuginfod.clone().map(debuginfod::Client::new),
             sources,
             cache: FxHashMap::default(),
             order: VecDeque::new(),
@@ -246,7 +249,7 @@ impl Symbolizer {
             }
             self.opened += 1;
             let id = self.opened;
-            let opened = Binary::open(&self.sources, key, problems).map(|mut binary| {
+            let opened = Binary::open(&self.sources, self.debuginfod.as_ref(), key, problems).map(|mut binary| {
                 binary.id = id;
                 binary
             });

@@ -237,7 +237,7 @@ fn a_server_that_never_answers_is_bounded_by_the_timeout() {
         &dir.path().join("empty-root"),
     );
     if let Some(debuginfod) = sources.debuginfod.as_mut() {
-        debuginfod.timeout = Duration::from_millis(500);
+        debuginfod.read_timeout = Duration::from_millis(300);
     }
     let report = Symbolizer::new(sources).symbolize(&mut request);
     let wanted = (locations_of(&request, &programs.pie).len()
@@ -258,7 +258,7 @@ fn a_server_that_never_answers_is_bounded_by_the_timeout() {
             matches!(
                 p,
                 FileError::Debuginfod {
-                    source: FetchError::TimedOut,
+                    source: FetchError::TimedOut(_),
                     ..
                 }
             )

@@ -23,7 +23,7 @@ use profbridge_translate::{
     ToOtlpOptions, ToPprofOptions,
 };
 
-use profbridge_symbolize::{Debuginfod, Report, Sources, Symbolizer};
+use profbridge_symbolize::{server_urls, Debuginfod, Report, Sources, Symbolizer};
 
 use crate::cli::{ConvertArgs, OutputFormat, SymbolizeArgs};
 use crate::input::{folded_sample_type, load, warn_replaced_strings, Input, Loaded};
@@ -41,19 +41,23 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
 }
 
 pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
-    let debuginfod = if args.debuginfod.is_empty() {
+    let mut urls = Vec::new();
+    for list in &args.debuginfod {
+        urls.extend(server_urls(list).map_err(|error| anyhow!("--debuginfod: {error}"))?);
+    }
+    let debuginfod = if urls.is_empty() {
         None
     } else {
-        let timeout = std::time::Duration::try_from_secs_f64(args.debuginfod_timeout)
-            .map_err(|_| anyhow!("--debuginfod-timeout must be a positive number of seconds"))?;
         let cache_dir = match &args.debuginfod_cache {
             Some(dir) => dir.clone(),
             None => default_debuginfod_cache()?,
         };
         Some(Debuginfod {
-            timeout,
+            timeout: args.debuginfod_timeout,
+            connect_timeout: args.debuginfod_connect_timeout,
+            read_timeout: args.debuginfod_read_timeout,
             max_cache_bytes: args.debuginfod_cache_bytes,
-            ..Debuginfod::new(args.debuginfod.clone(), cache_dir)
+            ..Debuginfod::new(urls, cache_dir)
         })
     };
     let mut symbolizer = Symbolizer::new(Sources {

@@ -26,10 +26,17 @@ pub struct SymbolizeProcessorConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DebuginfodConfig {
-    /// Servers, `http://host:port[/prefix]`, asked in order; empty asks none.
-    pub urls: Vec<String>,
-    /// How long one request to one server may take.
+    /// Servers, `http://host:port[/prefix]` or `https://…`, asked in order;
+    /// none asks none.
+    pub urls: ServerList,
+    /// How long one request to one server may take, from resolving its
+    /// name to the last byte.
     pub timeout: Duration,
+    /// How long resolving a server's name and connecting (TLS included)
+    /// may take.
+    pub connect_timeout: Duration,
+    /// How long a server may stay silent while answering.
+    pub read_timeout: Duration,
     /// Where fetched files are kept.
     pub cache_dir: String,
     /// How many bytes `cache_dir` may hold; the oldest files go first.
@@ -38,11 +45,42 @@ pub struct DebuginfodConfig {
     pub miss_ttl: Duration,
 }
 
+/// `debuginfod.urls`: a list, or text with URLs separated by spaces as
+/// `DEBUGINFOD_URLS` holds them (`urls: ${env:DEBUGINFOD_URLS}`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ServerList {
+    List(Vec<String>),
+    Text(String),
+}
+
+impl ServerList {
+    /// Every URL, in order, each entry split on spaces.
+    pub fn urls(&self) -> Result<Vec<String>, profbridge_symbolize::UnsupportedUrl> {
+        match self {
+            ServerList::List(entries) => {
+                let mut urls = Vec::new();
+                for entry in entries {
+                    urls.extend(profbridge_symbolize::server_urls(entry)?);
+                }
+                Ok(urls)
+            }
+            ServerList::Text(text) => profbridge_symbolize::server_urls(text),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.urls().is_ok_and(|urls| urls.is_empty())
+    }
+}
+
 impl Default for DebuginfodConfig {
     fn default() -> Self {
         Self {
-            urls: Vec::new(),
+            urls: ServerList::List(Vec::new()),
             timeout: Duration(profbridge_symbolize::DEFAULT_TIMEOUT),
+            connect_timeout: Duration(profbridge_symbolize::DEFAULT_CONNECT_TIMEOUT),
+            read_timeout: Duration(profbridge_symbolize::DEFAULT_READ_TIMEOUT),
             cache_dir: String::new(),
             max_cache_bytes: profbridge_symbolize::DEFAULT_MAX_CACHE_BYTES,
             miss_ttl: Duration(profbridge_symbolize::DEFAULT_MISS_TTL),
@@ -84,24 +122,26 @@ impl SymbolizeProcessorConfig {
             }
         }
         let debuginfod = &self.debuginfod;
-        for (index, url) in debuginfod.urls.iter().enumerate() {
-            if !url.starts_with("http://") {
-                problems.push(Problem::new(
-                    format!("debuginfod.urls[{index}]"),
-                    format!("{url:?} is not an http:// URL"),
-                ));
-            }
+        if let Err(error) = debuginfod.urls.urls() {
+            problems.push(Problem::new("debuginfod.urls", error.to_string()));
         }
-        if !debuginfod.urls.is_empty() && !debuginfod.cache_dir.starts_with('/') {
+        let asks_servers = !debuginfod.urls.is_empty();
+        if asks_servers && !debuginfod.cache_dir.starts_with('/') {
             problems.push(Problem::new(
                 "debuginfod.cache_dir",
                 format!("{:?} is not an absolute path", debuginfod.cache_dir),
             ));
         }
-        if !debuginfod.urls.is_empty() && debuginfod.timeout.0.is_zero() {
-            problems.push(Problem::new("debuginfod.timeout", "must be more than 0"));
+        for (key, timeout) in [
+            ("debuginfod.timeout", debuginfod.timeout),
+            ("debuginfod.connect_timeout", debuginfod.connect_timeout),
+            ("debuginfod.read_timeout", debuginfod.read_timeout),
+        ] {
+            if asks_servers && timeout.0.is_zero() {
+                problems.push(Problem::new(key, "must be more than 0"));
+            }
         }
-        if self.root.is_empty() && self.debug_directories.is_empty() && debuginfod.urls.is_empty() {
+        if self.root.is_empty() && self.debug_directories.is_empty() && !asks_servers {
             problems.push(Problem::new(
                 "root",
                 "is empty and there are no debug_directories nor debuginfod.urls: nothing to read symbols from",
@@ -157,16 +197,28 @@ mod tests {
         assert!(messages(r#"{"root": "", "debug_directories": ["/d"]}"#).is_empty());
         assert!(serde_json::from_str::<SymbolizeProcessorConfig>(r#"{"roots": "/"}"#).is_err());
         assert_eq!(
-            messages(r#"{"debuginfod": {"urls": ["https://d.example"], "timeout": "0s"}}"#),
+            messages(r#"{"debuginfod": {"urls": ["ftp://d.example"], "cache_dir": "/c"}}"#),
+            ["debuginfod.urls: \"ftp://d.example\" is not an http:// or https:// URL with a host"]
+        );
+        assert_eq!(
+            messages(
+                r#"{"debuginfod": {"urls": "https://d.example http://127.0.0.1:8002", "read_timeout": "0s"}}"#
+            ),
             [
-                "debuginfod.urls[0]: \"https://d.example\" is not an http:// URL",
                 "debuginfod.cache_dir: \"\" is not an absolute path",
-                "debuginfod.timeout: must be more than 0",
+                "debuginfod.read_timeout: must be more than 0",
             ]
         );
         assert!(messages(
             r#"{"root": "", "debuginfod": {"urls": ["http://127.0.0.1:8002"], "cache_dir": "/c"}}"#
         )
         .is_empty());
+        let spaced: SymbolizeProcessorConfig =
+            serde_json::from_str(r#"{"debuginfod": {"urls": " https://a.example  http://b:8002 "}}"#)
+                .unwrap();
+        assert_eq!(
+            spaced.debuginfod.urls.urls().unwrap(),
+            ["https://a.example", "http://b:8002"]
+        );
     }
 }

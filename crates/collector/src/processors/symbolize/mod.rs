@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use profbridge_symbolize::{Debuginfod, MissReason, Report, Sources, Symbolizer};
 
+use config::DebuginfodConfig;
 pub use config::SymbolizeProcessorConfig;
 pub use factory::SymbolizeProcessorFactory;
 
@@ -33,13 +34,7 @@ impl SymbolizeProcessor {
         let sources = Sources {
             root: (!config.root.is_empty()).then(|| PathBuf::from(&config.root)),
             debug_dirs: config.debug_directories.iter().map(PathBuf::from).collect(),
-            debuginfod: (!config.debuginfod.urls.is_empty()).then(|| Debuginfod {
-                urls: config.debuginfod.urls.clone(),
-                timeout: config.debuginfod.timeout.0,
-                cache_dir: PathBuf::from(&config.debuginfod.cache_dir),
-                max_cache_bytes: config.debuginfod.max_cache_bytes,
-                miss_ttl: config.debuginfod.miss_ttl.0,
-            }),
+            debuginfod: debuginfod_of(&config.debuginfod),
         };
         Ok(Self {
             symbolizer: Symbolizer::with_cache_capacity(sources, config.cache_files),
@@ -74,6 +69,21 @@ impl SymbolizeProcessor {
         }
         report
     }
+}
+
+/// The servers of `config`, or `None` when it names none (its URLs were
+/// checked with the other options).
+fn debuginfod_of(config: &DebuginfodConfig) -> Option<Debuginfod> {
+    let urls = config.urls.urls().ok().filter(|urls| !urls.is_empty())?;
+    Some(Debuginfod {
+        urls,
+        timeout: config.timeout.0,
+        connect_timeout: config.connect_timeout.0,
+        read_timeout: config.read_timeout.0,
+        cache_dir: PathBuf::from(&config.cache_dir),
+        max_cache_bytes: config.max_cache_bytes,
+        miss_ttl: config.miss_ttl.0,
+    })
 }
 
 impl Processor for SymbolizeProcessor {
