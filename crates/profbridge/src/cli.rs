@@ -70,6 +70,7 @@ const SYMBOLIZE_EXAMPLES: &str = "Examples:
   profbridge symbolize cpu.prof -o cpu.pb.gz
   profbridge symbolize cpu.pb.gz -o cpu.otlp.pb --debug-dir /usr/lib/debug
   profbridge symbolize request.otlp.pb -o out.otlp.pb --root /proc/4242/root --debug-dir /debug
+  profbridge symbolize node.otlp.pb -o out.otlp.pb --process-roots /proc
 
 Files are looked for at the mapping's path under --root, then by build id in each
 --debug-dir (.build-id/xx/rest.debug), then by .gnu_debuglink (docs/symbolize.md).
@@ -160,6 +161,10 @@ pub struct SymbolizeArgs {
     /// in another mount namespace).
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
+    /// A /proc folder: locations sampled in a process named by
+    /// `process.pid` open mapping paths under DIR/PID/root instead of --root.
+    #[arg(long, value_name = "DIR")]
+    pub process_roots: Option<PathBuf>,
     /// A folder of separate debug files, such as /usr/lib/debug (repeatable).
     #[arg(long = "debug-dir", value_name = "DIR")]
     pub debug_dirs: Vec<PathBuf>,

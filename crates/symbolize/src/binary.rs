@@ -11,11 +11,13 @@ use crate::error::{FileError, MissReason};
 use crate::locate;
 use crate::Sources;
 
-/// Which file a mapping names: its path and, when known, its build id.
+/// Which file a mapping names: its path and, when known, its build id and
+/// the process whose root the path is in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct FileKey {
     pub path: String,
     pub build_id: Option<Vec<u8>>,
+    pub pid: Option<u32>,
 }
 
 pub(crate) struct Binary {
@@ -29,6 +31,8 @@ pub(crate) struct Binary {
     pub places_offsets: bool,
     debug: addr2line::Loader,
     pub has_dwarf: bool,
+    /// The size of the file `debug` reads, which it maps.
+    pub bytes: u64,
 }
 
 /// A function as a line names it.
@@ -93,6 +97,7 @@ impl Binary {
                 places_offsets,
                 debug,
                 has_dwarf,
+                bytes: std::fs::metadata(&dwarf_path).map_or(0, |m| m.len()),
             }),
             Err(error) => {
                 problems.push(FileError::DebugInfo {
@@ -168,8 +173,8 @@ fn find_executable(
     key: &FileKey,
     problems: &mut Vec<FileError>,
 ) -> Option<(PathBuf, ElfFacts)> {
-    let root = sources.root.as_deref()?;
-    let path = match locate::under_root(root, &key.path) {
+    let root = sources.root_of(key.pid)?;
+    let path = match locate::under_root(&root, &key.path) {
         Ok(path) => path?,
         Err(error) => {
             problems.push(error);

@@ -30,6 +30,8 @@ pub enum FileError {
     DebugInfo { path: PathBuf, message: String },
     #[error("{mapping:?} leaves the root {}", root.display())]
     OutsideRoot { mapping: String, root: PathBuf },
+    #[error("{mapping:?} passes through too many symbolic links under the root {}", root.display())]
+    TooManyLinks { mapping: String, root: PathBuf },
 }
 
 /// Why a native location was left without lines.
@@ -53,6 +55,17 @@ pub enum MissReason {
 }
 
 impl MissReason {
+    /// Every reason, in order.
+    pub const ALL: [MissReason; 7] = [
+        MissReason::NoMapping,
+        MissReason::FileNotFound,
+        MissReason::OnlyDebugFile,
+        MissReason::FileUnusable,
+        MissReason::AddressOutsideFile,
+        MissReason::NoSymbol,
+        MissReason::OutOfTime,
+    ];
+
     /// A short name for counters and log lines.
     pub fn as_str(self) -> &'static str {
         match self {

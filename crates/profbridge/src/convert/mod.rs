@@ -43,6 +43,7 @@ pub fn run(args: &ConvertArgs) -> Result<ExitCode> {
 pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
     let mut symbolizer = Symbolizer::new(Sources {
         root: Some(args.root.clone()),
+        process_roots: args.process_roots.clone(),
         debug_dirs: args.debug_dirs.clone(),
     });
     run_with(&args.convert, Some(&mut symbolizer))
