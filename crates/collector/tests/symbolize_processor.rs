@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use prost::Message;
@@ -24,8 +25,10 @@ use profbridge_collector::exporters::otlp::OtlpGrpcExporter;
 use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::service;
 use profbridge_collector::settings::client::ClientSettings;
+use profbridge_collector::telemetry::Registry;
 use profbridge_testkit::native::{
-    assert_matches_oracle, gperftools_cpu_profile_of, locations_of, native_programs, under,
+    assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
+    split_debug_info, under,
 };
 use profbridge_testkit::{files_under, TempDir};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, Location, Mapping};
@@ -38,7 +41,6 @@ async fn the_symbolize_processor_resolves_as_llvm_symbolizer_does() {
         return;
     };
     let dir = TempDir::new("symbolize-processor");
-    let data = dir.path().join("data");
     // The program is reached through an absolute link inside the root; the
     // library's link points at a copy outside the root, which the processor
     // must not open.
@@ -57,67 +59,24 @@ async fn the_symbolize_processor_resolves_as_llvm_symbolizer_does() {
         std::fs::create_dir_all(link.parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(target, &link).unwrap();
     }
-    let profile =
-        profbridge_pprof::parse_legacy(&gperftools_cpu_profile_of(&programs.pie, dir.path()))
-            .unwrap();
-    let request = pprof_to_otlp(
-        &[PprofInput {
-            profile: &profile,
-            resource_attributes: &[],
-            scope: None,
-            original_payload: None,
-        }],
-        &ToOtlpOptions::default(),
-    )
-    .request;
-    let mut request = request;
+    let mut request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir.path()));
     add_location_outside_root(&mut request);
     assert!(locations_of(&request, &programs.pie)
         .iter()
         .all(|(_, lines)| lines.is_empty()));
 
-    // No time budget: what this test checks must not depend on how fast
-    // the machine is (the budget is tested in crates/symbolize).
-    let yaml = format!(
-        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
-         processors:\n  symbolize:\n    root: {}\n    debug_directories: [/nonexistent]\n    timeout: 0s\n\
-         exporters:\n  file:\n    path: {}\n    format: otlp\n\
-         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      processors: [symbolize]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
-        root.display(),
-        data.display()
-    );
-    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
-    let running = service::start(&config).await.unwrap();
-    let grpc = running
-        .listening
-        .iter()
-        .find(|endpoint| endpoint.what.contains("gRPC"))
-        .unwrap()
-        .address;
-    let exporter = OtlpGrpcExporter::new(&OtlpExporterConfig {
-        client: ClientSettings {
-            endpoint: format!("http://{grpc}"),
-            ..ClientSettings::default()
-        },
-        ..OtlpExporterConfig::default()
-    })
-    .unwrap();
-    exporter
-        .export(&Profiles::new(request.clone(), request.encoded_len()))
-        .await
-        .unwrap();
-    let metrics = std::sync::Arc::clone(&running.metrics);
-    // Shutting down exports everything accepted.
-    assert!(running.shutdown(Duration::from_secs(30)).await);
-
-    let written: Vec<ExportProfilesServiceRequest> = files_under(&data, ".pb")
-        .iter()
-        .map(|path| ExportProfilesServiceRequest::decode(&*std::fs::read(path).unwrap()).unwrap())
-        .collect();
-    assert_eq!(written.len(), 1);
-    let (compared, inlined) = assert_matches_oracle(&written[0], &programs.pie, &programs.pie);
+    let (written, metrics) = through_the_processor(
+        &format!(
+            "root: {}\n    debug_directories: [/nonexistent]",
+            root.display()
+        ),
+        &request,
+        &dir.path().join("data"),
+    )
+    .await;
+    let (compared, inlined) = assert_matches_oracle(&written, &programs.pie, &programs.pie);
     assert!(compared >= 3 && inlined >= 1, "{compared} {inlined}");
-    let written = &written[0];
+    let written = &written;
     let library = locations_of(written, &programs.library);
     assert!(!library.is_empty(), "no samples in our shared library");
     assert!(library.iter().all(|(_, lines)| lines.is_empty()));
@@ -195,4 +154,103 @@ fn add_location_outside_root(request: &mut ExportProfilesServiceRequest) {
         address: 0x1100,
         ..Location::default()
     });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stripped_binaries_resolve_through_build_id_debug_files_in_the_processor() {
+    let Some(programs) = native_programs("the symbolize processor's test against llvm-symbolizer")
+    else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-processor-debug-files");
+    let root = dir.path().join("root");
+    let debug = dir.path().join("debug");
+    for file in [&programs.pie, &programs.library] {
+        let id = build_id(file);
+        let debug_file = debug
+            .join(".build-id")
+            .join(&id[..2])
+            .join(format!("{}.debug", &id[2..]));
+        split_debug_info(file, &under(&root, file), &debug_file);
+    }
+    let request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir.path()));
+    let (written, _) = through_the_processor(
+        &format!(
+            "root: {}\n    debug_directories: [{}]",
+            root.display(),
+            debug.display()
+        ),
+        &request,
+        &dir.path().join("data"),
+    )
+    .await;
+    // The oracle reads the unstripped files.
+    let (compared, inlined) = assert_matches_oracle(&written, &programs.pie, &programs.pie);
+    assert!(compared >= 3 && inlined >= 1, "{compared} {inlined}");
+    let (in_library, _) = assert_matches_oracle(&written, &programs.library, &programs.library);
+    assert!(in_library >= 1);
+}
+
+/// The OTLP form of a gperftools profile, as agents send it.
+fn request_of(gperftools_profile: &[u8]) -> ExportProfilesServiceRequest {
+    let profile = profbridge_pprof::parse_legacy(gperftools_profile).unwrap();
+    pprof_to_otlp(
+        &[PprofInput {
+            profile: &profile,
+            resource_attributes: &[],
+            scope: None,
+            original_payload: None,
+        }],
+        &ToOtlpOptions::default(),
+    )
+    .request
+}
+
+/// Sends `request` to a collector whose pipeline runs a `symbolize`
+/// processor with `options` (YAML under it) into an OTLP file exporter
+/// writing under `data`; returns what was written and the collector's
+/// metrics.
+async fn through_the_processor(
+    options: &str,
+    request: &ExportProfilesServiceRequest,
+    data: &Path,
+) -> (ExportProfilesServiceRequest, Arc<Registry>) {
+    // No time budget: what these tests check must not depend on how fast
+    // the machine is (the budget is tested in crates/symbolize).
+    let yaml = format!(
+        "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:0\n\
+         processors:\n  symbolize:\n    {options}\n    timeout: 0s\n\
+         exporters:\n  file:\n    path: {}\n    format: otlp\n\
+         service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      processors: [symbolize]\n      exporters: [file]\n  telemetry:\n    metrics:\n      address: \"\"\n",
+        data.display()
+    );
+    let config = parse_yaml(&yaml, &BTreeMap::new()).unwrap_or_else(|e| panic!("{e}"));
+    let running = service::start(&config).await.unwrap();
+    let grpc = running
+        .listening
+        .iter()
+        .find(|endpoint| endpoint.what.contains("gRPC"))
+        .unwrap()
+        .address;
+    let exporter = OtlpGrpcExporter::new(&OtlpExporterConfig {
+        client: ClientSettings {
+            endpoint: format!("http://{grpc}"),
+            ..ClientSettings::default()
+        },
+        ..OtlpExporterConfig::default()
+    })
+    .unwrap();
+    exporter
+        .export(&Profiles::new(request.clone(), request.encoded_len()))
+        .await
+        .unwrap();
+    let metrics = Arc::clone(&running.metrics);
+    // Shutting down exports everything accepted.
+    assert!(running.shutdown(Duration::from_secs(30)).await);
+    let mut written: Vec<ExportProfilesServiceRequest> = files_under(data, ".pb")
+        .iter()
+        .map(|path| ExportProfilesServiceRequest::decode(&*std::fs::read(path).unwrap()).unwrap())
+        .collect();
+    assert_eq!(written.len(), 1);
+    (written.remove(0), metrics)
 }
