@@ -8,7 +8,8 @@
 //! The `symbolize` processor in a running collector: a gperftools CPU
 //! profile of optimized C++ (crates/testkit/src/native.rs), sent as OTLP,
 //! leaves the pipeline with the functions, files, lines and inline chains
-//! `llvm-symbolizer --inlines` gives. Mapping paths are opened under a root
+//! `llvm-symbolizer --inlines` gives, from the binaries and from build-id
+//! debug files of stripped ones. Mapping paths are opened under a root
 //! whose symbolic links cannot lead out of it, and the processor's counters
 //! say what happened to each location.
 
