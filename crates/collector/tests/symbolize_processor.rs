@@ -28,8 +28,8 @@ use profbridge_collector::service;
 use profbridge_collector::settings::client::ClientSettings;
 use profbridge_collector::telemetry::Registry;
 use profbridge_testkit::native::{
-    assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
-    split_debug_info, under,
+    assert_matches_oracle, gperftools_cpu_profile_of, locations_of, native_programs,
+    split_into_build_id_tree, under,
 };
 use profbridge_testkit::{files_under, TempDir};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, Location, Mapping};
@@ -167,12 +167,7 @@ async fn stripped_binaries_resolve_through_build_id_debug_files_in_the_processor
     let root = dir.path().join("root");
     let debug = dir.path().join("debug");
     for file in [&programs.pie, &programs.library] {
-        let id = build_id(file);
-        let debug_file = debug
-            .join(".build-id")
-            .join(&id[..2])
-            .join(format!("{}.debug", &id[2..]));
-        split_debug_info(file, &under(&root, file), &debug_file);
+        split_into_build_id_tree(file, &root, &debug);
     }
     let request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir.path()));
     let (written, _) = through_the_processor(
