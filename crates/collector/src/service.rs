@@ -135,7 +135,7 @@ pub async fn start_with(
             .map(|(id, processor)| {
                 let id = id.to_string();
                 Ok(PipelineProcessor {
-                    runtime: build_processor(&id, processor)?,
+                    runtime: build_processor(&id, processor, &registry)?,
                     metrics: ProcessorMetrics::new(&registry, &id),
                 })
             })
@@ -350,7 +350,9 @@ pub fn check_start(config: &Config) -> Vec<StartError> {
         }
     }
     for (id, processor) in &config.processors {
-        if let Err(problem) = build_processor(&id.to_string(), processor) {
+        // Counters registered while checking are thrown away.
+        let telemetry = Registry::default();
+        if let Err(problem) = build_processor(&id.to_string(), processor, &telemetry) {
             problems.push(problem);
         }
     }
@@ -360,11 +362,12 @@ pub fn check_start(config: &Config) -> Vec<StartError> {
 fn build_processor(
     id: &str,
     config: &ProcessorConfig,
+    telemetry: &Registry,
 ) -> Result<Box<dyn crate::pipeline::Processor>, StartError> {
     Components
         .processor(config.kind())
         .ok_or_else(|| unknown(id, config.kind()))?
-        .build(id, config)
+        .build(id, config, telemetry)
 }
 
 /// A component whose type the registry does not have: only a

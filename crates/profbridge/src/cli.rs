@@ -71,6 +71,8 @@ const SYMBOLIZE_EXAMPLES: &str = "Examples:
   profbridge symbolize cpu.prof -o cpu.pb.gz
   profbridge symbolize cpu.pb.gz -o cpu.otlp.pb --debug-dir /usr/lib/debug
   profbridge symbolize request.otlp.pb -o out.otlp.pb --root /proc/4242/root --debug-dir /debug
+  profbridge symbolize node.otlp.pb -o out.otlp.pb --process-roots /proc
+  profbridge symbolize cpu.pb.gz -o out.pb.gz --debuginfod \"$DEBUGINFOD_URLS\"
 
 Files are looked for at the mapping's path under --root, then by build id in each
 --debug-dir (.build-id/xx/rest.debug), then by .gnu_debuglink, then from each
@@ -162,13 +164,17 @@ pub struct SymbolizeArgs {
     /// in another mount namespace).
     #[arg(long, default_value = "/", value_name = "DIR")]
     pub root: PathBuf,
+    /// A /proc folder: locations sampled in a process named by
+    /// `process.pid` open mapping paths under DIR/PID/root instead of --root.
+    #[arg(long, value_name = "DIR")]
+    pub process_roots: Option<PathBuf>,
     /// A folder of separate debug files, such as /usr/lib/debug (repeatable).
     #[arg(long = "debug-dir", value_name = "DIR")]
     pub debug_dirs: Vec<PathBuf>,
     /// debuginfod servers, `http://host:port[/prefix]` or `https://…`,
     /// separated by spaces as in DEBUGINFOD_URLS (repeatable; asked in
     /// order, by build id, after the local files).
-    #[arg(long = "debuginfod", value_name = "URLS")]
+    #[arg(long = "debuginfod", value_name = "URLS", value_parser = parse_server_list)]
     pub debuginfod: Vec<String>,
     /// How long one debuginfod request may take, from resolving the
     /// server's name to the last byte, in seconds.
@@ -196,6 +202,11 @@ pub struct SymbolizeArgs {
 #[derive(Debug, thiserror::Error)]
 #[error("{0:?} is not a positive number of seconds")]
 pub struct NotSeconds(String);
+
+/// `text` when it is a list of debuginfod servers.
+fn parse_server_list(text: &str) -> Result<String, profbridge_symbolize::UnsupportedUrl> {
+    profbridge_symbolize::server_urls(text).map(|_| text.to_owned())
+}
 
 /// A positive number of seconds, such as `0.5`.
 fn parse_seconds(text: &str) -> Result<Duration, NotSeconds> {

@@ -1531,6 +1531,7 @@ fn every_example_configuration_validates() {
         "file-watch.yaml",
         "kafka-agent.yaml",
         "kafka-gateway.yaml",
+        "symbolize-node-agent.yaml",
     ] {
         assert!(
             examples.iter().any(|path| path.ends_with(name)),

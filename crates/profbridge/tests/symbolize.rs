@@ -14,8 +14,8 @@ use std::process::{Command, Output};
 
 use profbridge_pprof::{parse_any, DecodeOptions};
 use profbridge_testkit::native::{
-    assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
-    split_debug_info, truncated_copy, under,
+    assert_matches_oracle, gperftools_cpu_profile_of, locations_of, native_programs,
+    split_into_build_id_tree, truncated_copy,
 };
 use profbridge_testkit::TempDir;
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
@@ -85,12 +85,7 @@ fn symbolize_reads_stripped_files_under_root_and_debug_files_by_build_id() {
     let root = dir.path().join("root");
     let debug_dir = dir.path().join("debug");
     for file in [&programs.pie, &programs.library] {
-        let id = build_id(file);
-        let debug = debug_dir
-            .join(".build-id")
-            .join(&id[..2])
-            .join(format!("{}.debug", &id[2..]));
-        split_debug_info(file, &under(&root, file), &debug);
+        split_into_build_id_tree(file, &root, &debug_dir);
     }
     let profile = dir.path().join("cpu.prof");
     std::fs::write(

@@ -14,9 +14,10 @@
 )]
 
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use profbridge_pprof::{parse_any, DecodeOptions};
 use profbridge_testkit::native::{
@@ -30,7 +31,7 @@ use prost::Message;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
 use crate::support::collector::Collector;
-use crate::support::http::exchange;
+use crate::support::http::{exchange, get};
 
 const PURPOSE: &str = "the debuginfod tests of `profbridge symbolize` and `serve`";
 
@@ -134,9 +135,10 @@ fn a_debuginfod_server_that_never_answers_is_named_and_the_profile_is_still_writ
 
 /// An OTLP/HTTP receiver, the `symbolize` processor asking only a server
 /// that never answers, and a file exporter: two exports are both
-/// accepted and written, their frames left as addresses; the server is
-/// named once in the log and asked once (the processor keeps the
-/// outcome), and the collector shuts down cleanly.
+/// accepted and written, their frames left as addresses and counted as
+/// `debuginfod_failed`; the server is named once in the log and asked
+/// once (the processor keeps the outcome), and the collector shuts down
+/// cleanly.
 #[test]
 fn serve_delivers_profiles_when_the_debuginfod_server_never_answers() {
     let Some(programs) = native_programs(PURPOSE) else {
@@ -144,7 +146,8 @@ fn serve_delivers_profiles_when_the_debuginfod_server_never_answers() {
     };
     let dir = TempDir::new("serve-debuginfod-hang");
     let program = &programs.pie;
-    let body = profile_with_build_id(program, dir.path()).encode_to_vec();
+    let request = profile_with_build_id(program, dir.path());
+    let body = request.encode_to_vec();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let config = format!(
@@ -153,7 +156,7 @@ fn serve_delivers_profiles_when_the_debuginfod_server_never_answers() {
          cache_dir: {}\n      read_timeout: 300ms\n\
          exporters:\n  file:\n    path: {{data}}\n    format: otlp\n\
          service:\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      processors: [symbolize]\n      exporters: [file]\n  \
-         telemetry:\n    metrics:\n      address: \"\"\n",
+         telemetry:\n    metrics:\n      address: 127.0.0.1:0\n",
         dir.path().join("cache").display()
     );
     let collector = Collector::start_logged("serve-debuginfod-hang", &config);
@@ -166,6 +169,12 @@ fn serve_delivers_profiles_when_the_debuginfod_server_never_answers() {
         let (status, answer) = exchange(http, &head, &body);
         assert_eq!(status, 200, "{answer}");
     }
+    let failed = 2 * locations_of(&request, program).len();
+    wait_for_series(
+        collector.telemetry.unwrap(),
+        "profbridge_symbolize_misses_total{processor=\"symbolize\",reason=\"debuginfod_failed\"}",
+        failed as f64,
+    );
     let data = collector.data.clone();
     let log_before_stop = collector.log();
     let (status, run_dir) = collector.terminate();
@@ -181,6 +190,26 @@ fn serve_delivers_profiles_when_the_debuginfod_server_never_answers() {
     }
     assert_eq!(log.matches(&*url).count(), 1, "named once: {log}");
     assert_eq!(connections_made(&listener), 1);
+}
+
+/// Scrapes `/metrics` until `series` (name and labels, as printed) reads
+/// `wanted`: the pipeline processes after the receiver answers.
+fn wait_for_series(telemetry: SocketAddr, series: &str, wanted: f64) {
+    let mut metrics = String::new();
+    for _ in 0..3000 {
+        let (status, body) = get(telemetry, "/metrics");
+        assert_eq!(status, 200);
+        metrics = body;
+        let value = metrics.lines().find_map(|line| {
+            let (name, number) = line.rsplit_once(' ')?;
+            (name == series).then(|| number.parse::<f64>().unwrap())
+        });
+        if value == Some(wanted) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{series} never read {wanted}:\n{metrics}");
 }
 
 /// A CA and a certificate for 127.0.0.1 it signed, as PEM files in `dir`:
@@ -309,7 +338,9 @@ fn symbolize_fetches_over_https_from_a_server_the_platform_roots_trust() {
             Path::new("--debuginfod-cache"),
             &cache,
         ]);
-        command.env_remove("SSL_CERT_FILE").env_remove("SSL_CERT_DIR");
+        command
+            .env_remove("SSL_CERT_FILE")
+            .env_remove("SSL_CERT_DIR");
         if let Some(ca_file) = ca_file {
             command.env("SSL_CERT_FILE", ca_file);
         }
@@ -323,19 +354,30 @@ fn symbolize_fetches_over_https_from_a_server_the_platform_roots_trust() {
     // The machine's own roots do not trust the test CA: the certificate
     // is refused, the server named, the frames left as addresses.
     let (said, written) = run_with_roots(None);
-    assert!(said.contains(&server.url) && said.contains("debuginfod_failed"), "{said}");
+    assert!(
+        said.contains(&server.url) && said.contains("debuginfod_failed"),
+        "{said}"
+    );
     assert_unsymbolized(&written, program);
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 
     let ca_file = dir.path().join("ca.pem");
     let (said, written) = run_with_roots(Some(&ca_file));
     let (compared, inlined) = assert_matches_oracle(&written, program, program);
-    assert!(compared >= 3 && inlined >= 1, "{compared} {inlined}: {said}");
+    assert!(
+        compared >= 3 && inlined >= 1,
+        "{compared} {inlined}: {said}"
+    );
     assert_eq!(server.requests().len(), 1, "{:?}", server.requests());
     assert!(cache.join(&id).join("executable").is_file());
 
     // From the cache: the same frames, no request.
     let (said, written) = run_with_roots(Some(&ca_file));
     assert_matches_oracle(&written, program, program);
-    assert_eq!(server.requests().len(), 1, "{:?}: {said}", server.requests());
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "{:?}: {said}",
+        server.requests()
+    );
 }

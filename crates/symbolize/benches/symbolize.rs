@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
     let sources = || Sources {
         root: Some(PathBuf::from("/")),
         debug_dirs: Vec::new(),
-        debuginfod: None,
+        ..Sources::default()
     };
     let check = Symbolizer::new(sources()).symbolize(&mut request.clone());
     assert!(check.locations_symbolized as usize > addresses.len() / 2);

@@ -12,11 +12,13 @@ use crate::error::{FileError, MissReason};
 use crate::locate;
 use crate::Sources;
 
-/// Which file a mapping names: its path and, when known, its build id.
+/// Which file a mapping names: its path and, when known, its build id and
+/// the process whose root the path is in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct FileKey {
     pub path: String,
     pub build_id: Option<Vec<u8>>,
+    pub pid: Option<u32>,
 }
 
 pub(crate) struct Binary {
@@ -30,6 +32,8 @@ pub(crate) struct Binary {
     pub places_offsets: bool,
     debug: addr2line::Loader,
     pub has_dwarf: bool,
+    /// The size of the file `debug` reads, which it maps.
+    pub bytes: u64,
 }
 
 /// A function as a line names it.
@@ -104,6 +108,7 @@ impl Binary {
                 places_offsets,
                 debug,
                 has_dwarf,
+                bytes: std::fs::metadata(&dwarf_path).map_or(0, |m| m.len()),
             }),
             Err(error) => {
                 problems.push(FileError::DebugInfo {
@@ -175,7 +180,7 @@ impl Binary {
 }
 
 /// The debuginfod servers, and whether one failed (then the file's other
-/// fetches are not tried: a hanging server costs one timeout per file).
+/// fetch is not tried).
 struct Remote<'a> {
     client: Option<&'a Client>,
     failed: bool,
@@ -222,8 +227,8 @@ fn find_executable(
     key: &FileKey,
     problems: &mut Vec<FileError>,
 ) -> Option<(PathBuf, ElfFacts)> {
-    let root = sources.root.as_deref()?;
-    let path = match locate::under_root(root, &key.path) {
+    let root = sources.root_of(key.pid)?;
+    let path = match locate::under_root(&root, &key.path) {
         Ok(path) => path?,
         Err(error) => {
             problems.push(error);

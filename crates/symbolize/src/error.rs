@@ -37,6 +37,8 @@ pub enum FileError {
     },
     #[error("{mapping:?} leaves the root {}", root.display())]
     OutsideRoot { mapping: String, root: PathBuf },
+    #[error("{mapping:?} passes through too many symbolic links under the root {}", root.display())]
+    TooManyLinks { mapping: String, root: PathBuf },
 }
 
 /// Why a native location was left without lines.
@@ -63,6 +65,18 @@ pub enum MissReason {
 }
 
 impl MissReason {
+    /// Every reason, in order.
+    pub const ALL: [MissReason; 8] = [
+        MissReason::NoMapping,
+        MissReason::FileNotFound,
+        MissReason::OnlyDebugFile,
+        MissReason::FileUnusable,
+        MissReason::AddressOutsideFile,
+        MissReason::NoSymbol,
+        MissReason::DebuginfodFailed,
+        MissReason::OutOfTime,
+    ];
+
     /// A short name for counters and log lines.
     pub fn as_str(self) -> &'static str {
         match self {

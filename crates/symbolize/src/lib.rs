@@ -3,31 +3,36 @@
 //! For each location without lines whose mapping names an ELF file or a
 //! build id, the file is found (the mapping's path under a root, then
 //! `DIR/.build-id/xx/rest.debug`, then `.gnu_debuglink`, then debuginfod
-//! servers by build id), the runtime
-//! address becomes an ELF address through the file's loadable segments, and
-//! addr2line resolves functions, files, lines and inlined frames (innermost
-//! first). Interpreted and kernel frames are left alone.
+//! servers by build id), the runtime address becomes an ELF address
+//! through the file's loadable segments, and addr2line resolves functions,
+//! files, lines and inlined frames (innermost first). Interpreted and
+//! kernel frames are left alone.
 
 mod binary;
+mod cache;
 mod debuginfod;
 mod dictionary;
 mod elf;
 mod error;
 mod locate;
+mod processes;
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, MAPPING_FLAGS};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
-use binary::{Binary, FileKey, FunctionText};
+use binary::FileKey;
+use cache::{AddressCache, FileCache, Resolved};
+pub use cache::{CacheLimits, CacheUse, CACHED_ADDRESSES};
 pub use debuginfod::{
     server_urls, Debuginfod, FetchError, UnsupportedUrl, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_CACHE_BYTES, DEFAULT_MISS_TTL, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT,
+    SERVER_BACKOFF,
 };
 use dictionary::Editor;
 pub use error::{FileError, MissReason};
@@ -36,15 +41,28 @@ pub use error::{FileError, MissReason};
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
     /// Mapping paths are opened under this folder (`/` for the local
-    /// machine, `/proc/PID/root` for a process in another mount namespace);
-    /// `None` opens no mapping path.
+    /// machine); `None` opens no mapping path.
     pub root: Option<PathBuf>,
+    /// A `/proc` folder: a location sampled in a process that names its
+    /// `process.pid` opens mapping paths under `PROC/PID/root` instead of
+    /// `root`, which sees the files of a process in another container.
+    pub process_roots: Option<PathBuf>,
     /// Folders of separate debug files, such as `/usr/lib/debug`: searched
     /// by build id (`.build-id/xx/rest.debug`) and for `.gnu_debuglink` names.
     pub debug_dirs: Vec<PathBuf>,
     /// debuginfod servers, asked by build id when the files above do not
     /// give both the mapped file and its DWARF.
     pub debuginfod: Option<Debuginfod>,
+}
+
+impl Sources {
+    /// The folder mapping paths of process `pid` (when known) are opened in.
+    pub(crate) fn root_of(&self, pid: Option<u32>) -> Option<PathBuf> {
+        match (&self.process_roots, pid) {
+            (Some(proc), Some(pid)) => Some(proc.join(pid.to_string()).join("root")),
+            _ => self.root.clone(),
+        }
+    }
 }
 
 /// What one call of [`Symbolizer::symbolize`] did.
@@ -60,6 +78,7 @@ pub struct Report {
     pub left_alone: u64,
     /// Files found but unusable, each reported the first time it is met.
     pub problems: Vec<FileError>,
+    pub cache: CacheUse,
 }
 
 impl Report {
@@ -68,45 +87,38 @@ impl Report {
     }
 }
 
-/// How many files stay open by default.
-pub const DEFAULT_CACHED_FILES: usize = 64;
-
-/// How many resolved addresses are kept, over all files; the cache starts
-/// over when it is full.
-pub const CACHED_ADDRESSES: usize = 65_536;
-
-/// Resolves addresses; keeps a bounded cache of opened files (and of files
-/// not found or unusable) by path and build id, and of resolved addresses.
+/// Resolves addresses; keeps a cache of opened files (and of files not
+/// found or unusable) by path, build id and process, and of resolved
+/// addresses, bounded by [`CacheLimits`].
 pub struct Symbolizer {
     sources: Sources,
     debuginfod: Option<debuginfod::Client>,
-    cache: FxHashMap<FileKey, Result<Binary, MissReason>>,
-    order: VecDeque<FileKey>,
-    capacity: usize,
-    /// Frames by (the file's [`Binary::id`], ELF address).
-    resolved: FxHashMap<(u64, u64), Arc<[Resolved]>>,
-    /// The functions `resolved` names, each kept once.
-    functions: FxHashSet<Arc<FunctionText>>,
-    opened: u64,
+    files: FileCache,
+    addresses: AddressCache,
 }
 
 impl Symbolizer {
     pub fn new(sources: Sources) -> Self {
-        Self::with_cache_capacity(sources, DEFAULT_CACHED_FILES)
+        Self::with_limits(sources, CacheLimits::default())
     }
 
-    /// A symbolizer that keeps at most `capacity` files (at least one).
-    pub fn with_cache_capacity(sources: Sources, capacity: usize) -> Self {
+    pub fn with_limits(sources: Sources, limits: CacheLimits) -> Self {
         Self {
             debuginfod: sources.debuginfod.clone().map(debuginfod::Client::new),
             sources,
-            cache: FxHashMap::default(),
-            order: VecDeque::new(),
-            capacity: capacity.max(1),
-            resolved: FxHashMap::default(),
-            functions: FxHashSet::default(),
-            opened: 0,
+            files: FileCache::new(limits),
+            // Resolved addresses take at most a quarter of the budget.
+            addresses: AddressCache::new(limits.bytes / 4),
         }
+    }
+
+    /// The bytes the caches hold now, as [`CacheLimits::bytes`] counts them.
+    pub fn cached_bytes(&self) -> u64 {
+        self.files.bytes() + self.addresses.bytes()
+    }
+
+    pub fn limits(&self) -> CacheLimits {
+        self.files.limits()
     }
 
     /// Adds lines to every native location of `request` that has none and
@@ -124,11 +136,15 @@ impl Symbolizer {
         deadline: Option<Instant>,
     ) -> Report {
         let mut report = Report::default();
+        let pids = match self.sources.process_roots {
+            Some(_) => processes::pids_of_locations(request),
+            None => FxHashMap::default(),
+        };
         let Some(dictionary) = request.dictionary.as_mut() else {
             return report;
         };
         let mut editor = Editor::new(dictionary);
-        let mut targets: FxHashMap<usize, Option<Target>> = FxHashMap::default();
+        let mut targets: FxHashMap<(usize, Option<u32>), Option<Target>> = FxHashMap::default();
         let mut flags: FxHashMap<usize, [bool; 4]> = FxHashMap::default();
         for index in 1..editor.dictionary.location_table.len() {
             let Some(location) = editor.dictionary.location_table.get(index) else {
@@ -143,9 +159,10 @@ impl Symbolizer {
                 continue;
             }
             let mapping_index = usize::try_from(mapping_index).unwrap_or(0);
+            let pid = pids.get(&index).copied();
             let target = targets
-                .entry(mapping_index)
-                .or_insert_with(|| target_of(&editor, mapping_index));
+                .entry((mapping_index, pid))
+                .or_insert_with(|| target_of(&editor, mapping_index, pid));
             let Some(target) = target else {
                 *report.misses.entry(MissReason::NoMapping).or_default() += 1;
                 continue;
@@ -154,7 +171,7 @@ impl Symbolizer {
                 *report.misses.entry(MissReason::OutOfTime).or_default() += 1;
                 continue;
             }
-            let outcome = self.resolve(target, address, &mut report.problems);
+            let outcome = self.resolve(target, address, &mut report);
             match outcome {
                 Ok((frames, has_dwarf)) => {
                     let lines = write_lines(&mut editor, &frames);
@@ -190,9 +207,15 @@ impl Symbolizer {
         &mut self,
         target: &Target,
         address: u64,
-        problems: &mut Vec<FileError>,
+        report: &mut Report,
     ) -> Result<(Arc<[Resolved]>, bool), MissReason> {
-        let binary = self.binary(&target.key, problems)?;
+        let binary = self.files.get(
+            &self.sources,
+            self.debuginfod.as_ref(),
+            &target.key,
+            &mut report.problems,
+            &mut report.cache,
+        )?;
         let (id, has_dwarf) = (binary.id, binary.has_dwarf);
         let elf_address = if target.start == 0 && target.limit == 0 {
             Some(address)
@@ -206,61 +229,21 @@ impl Symbolizer {
                 .and_then(|offset| binary.address_of_offset(offset))
         };
         let elf_address = elf_address.ok_or(MissReason::AddressOutsideFile)?;
-        let frames = match self.resolved.get(&(id, elf_address)) {
-            Some(frames) => Arc::clone(frames),
-            None => {
-                let Some(Ok(binary)) = self.cache.get(&target.key) else {
-                    return Err(MissReason::FileNotFound);
-                };
-                if self.resolved.len() >= CACHED_ADDRESSES {
-                    self.resolved.clear();
-                    self.functions.clear();
-                }
-                let functions = &mut self.functions;
-                let frames: Arc<[Resolved]> = binary
-                    .frames(elf_address)
-                    .into_iter()
-                    .map(|frame| Resolved {
-                        function: intern(functions, frame.function),
-                        line: frame.line,
-                        column: frame.column,
-                    })
-                    .collect();
-                self.resolved.insert((id, elf_address), Arc::clone(&frames));
+        let frames = match self.addresses.get(id, elf_address) {
+            Some(frames) => {
+                report.cache.address_hits += 1;
                 frames
+            }
+            None => {
+                report.cache.address_misses += 1;
+                let found = binary.frames(elf_address);
+                self.addresses.insert(id, elf_address, found)
             }
         };
         if frames.is_empty() {
             return Err(MissReason::NoSymbol);
         }
         Ok((frames, has_dwarf))
-    }
-
-    fn binary(
-        &mut self,
-        key: &FileKey,
-        problems: &mut Vec<FileError>,
-    ) -> Result<&Binary, MissReason> {
-        if !self.cache.contains_key(key) {
-            if self.order.len() >= self.capacity {
-                if let Some(oldest) = self.order.pop_front() {
-                    self.cache.remove(&oldest);
-                }
-            }
-            self.opened += 1;
-            let id = self.opened;
-            let opened = Binary::open(&self.sources, self.debuginfod.as_ref(), key, problems).map(|mut binary| {
-                binary.id = id;
-                binary
-            });
-            self.cache.insert(key.clone(), opened);
-            self.order.push_back(key.clone());
-        }
-        match self.cache.get(key) {
-            Some(Ok(binary)) => Ok(binary),
-            Some(Err(reason)) => Err(*reason),
-            None => Err(MissReason::FileNotFound),
-        }
     }
 }
 
@@ -283,9 +266,9 @@ struct Target {
     file_offset: u64,
 }
 
-/// The target of mapping `index`, or `None` when there is no such mapping
-/// or it names neither a path nor a GNU build id.
-fn target_of(editor: &Editor<'_>, index: usize) -> Option<Target> {
+/// The target of mapping `index` in process `pid`, or `None` when there is
+/// no such mapping or it names neither a path nor a GNU build id.
+fn target_of(editor: &Editor<'_>, index: usize, pid: Option<u32>) -> Option<Target> {
     if index == 0 {
         return None;
     }
@@ -300,31 +283,15 @@ fn target_of(editor: &Editor<'_>, index: usize) -> Option<Target> {
         });
     let names_a_file = path.starts_with('/');
     (names_a_file || build_id.is_some()).then_some(Target {
-        key: FileKey { path, build_id },
+        key: FileKey {
+            path,
+            build_id,
+            pid,
+        },
         start: mapping.memory_start,
         limit: mapping.memory_limit,
         file_offset: mapping.file_offset,
     })
-}
-
-/// One line of a resolved address, its function shared with every other
-/// line that names it.
-struct Resolved {
-    function: Arc<FunctionText>,
-    line: u32,
-    column: u32,
-}
-
-fn intern(
-    functions: &mut FxHashSet<Arc<FunctionText>>,
-    function: FunctionText,
-) -> Arc<FunctionText> {
-    if let Some(known) = functions.get(&function) {
-        return Arc::clone(known);
-    }
-    let function = Arc::new(function);
-    functions.insert(Arc::clone(&function));
-    function
 }
 
 fn write_lines(editor: &mut Editor<'_>, frames: &[Resolved]) -> Vec<Line> {

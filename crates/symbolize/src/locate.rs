@@ -1,28 +1,80 @@
 //! Where files are looked for: the mapping's path under a root, build-id
 //! debug directories, and `.gnu_debuglink` names as gdb resolves them.
 
+use std::ffi::OsString;
+use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use crate::elf::hex;
 use crate::error::FileError;
 
-/// `mapping_path` inside `root`; paths with `..` are refused. A path that
-/// is not absolute (such as `[vdso]` or `[heap]`) names no file.
+/// How many symbolic links one path may pass through, as Linux allows.
+const MAX_SYMLINKS: usize = 40;
+
+/// `mapping_path` inside `root`, with symbolic links followed as if `root`
+/// were `/`: an absolute link target starts again at `root`, and `..`
+/// stops at it, so the path found never leaves `root`. Mapping paths with
+/// `..` are refused. A path that is not absolute (such as `[vdso]` or
+/// `[heap]`) names no file.
 pub(crate) fn under_root(root: &Path, mapping_path: &str) -> Result<Option<PathBuf>, FileError> {
     let path = Path::new(mapping_path);
     if !path.is_absolute() {
         return Ok(None);
     }
-    let mut inside = root.to_path_buf();
-    for component in path.components() {
+    let outside = || FileError::OutsideRoot {
+        mapping: mapping_path.to_owned(),
+        root: root.to_path_buf(),
+    };
+    let mut pending: Vec<OsString> = Vec::new();
+    for component in path.components().rev() {
         match component {
-            Component::Normal(part) => inside.push(part),
+            Component::Normal(part) => pending.push(part.to_owned()),
             Component::RootDir | Component::CurDir => {}
-            Component::ParentDir | Component::Prefix(_) => {
-                return Err(FileError::OutsideRoot {
-                    mapping: mapping_path.to_owned(),
-                    root: root.to_path_buf(),
-                })
+            Component::ParentDir | Component::Prefix(_) => return Err(outside()),
+        }
+    }
+    let mut inside = root.to_path_buf();
+    let mut depth = 0_usize;
+    let mut links = 0_usize;
+    while let Some(part) = pending.pop() {
+        if part == ".." {
+            if depth > 0 {
+                inside.pop();
+                depth -= 1;
+            }
+            continue;
+        }
+        if part == "." || part.is_empty() {
+            continue;
+        }
+        inside.push(&part);
+        depth += 1;
+        let is_link = fs::symlink_metadata(&inside).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            continue;
+        }
+        links += 1;
+        if links > MAX_SYMLINKS {
+            return Err(FileError::TooManyLinks {
+                mapping: mapping_path.to_owned(),
+                root: root.to_path_buf(),
+            });
+        }
+        let target = fs::read_link(&inside).map_err(|source| FileError::Read {
+            path: inside.clone(),
+            source,
+        })?;
+        inside.pop();
+        depth -= 1;
+        if target.is_absolute() {
+            inside = root.to_path_buf();
+            depth = 0;
+        }
+        for component in target.components().rev() {
+            match component {
+                Component::Normal(part) => pending.push(part.to_owned()),
+                Component::ParentDir => pending.push(OsString::from("..")),
+                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
             }
         }
     }
@@ -87,6 +139,48 @@ mod tests {
             under_root(root, "/usr/../../etc/shadow"),
             Err(FileError::OutsideRoot { .. })
         ));
+    }
+
+    #[test]
+    fn symbolic_links_are_followed_inside_the_root() {
+        let dir = std::env::temp_dir().join(format!("profbridge-locate-{}", std::process::id()));
+        let root = dir.join("root");
+        let outside = dir.join("outside");
+        fs::create_dir_all(root.join("usr/lib")).unwrap();
+        fs::create_dir_all(root.join("lib")).unwrap();
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(root.join("lib/libm.so"), b"inside").unwrap();
+        fs::write(outside.join("libm.so"), b"outside").unwrap();
+        let link = |target: &Path, at: &str| std::os::unix::fs::symlink(target, root.join(at));
+        link(Path::new("/lib/libm.so"), "usr/lib/absolute.so").unwrap();
+        link(Path::new("../../lib/libm.so"), "usr/lib/relative.so").unwrap();
+        link(
+            Path::new("../../../../../../outside/libm.so"),
+            "usr/lib/climbing.so",
+        )
+        .unwrap();
+        link(&outside.join("libm.so"), "usr/lib/escaping.so").unwrap();
+        link(Path::new("loop.so"), "usr/lib/loop.so").unwrap();
+        let found = |path: &str| under_root(&root, path);
+        let inside = root.join("lib/libm.so");
+        assert_eq!(found("/usr/lib/absolute.so").unwrap(), Some(inside.clone()));
+        assert_eq!(found("/usr/lib/relative.so").unwrap(), Some(inside));
+        // `..` stops at the root and absolute targets start again there:
+        // neither reaches the file outside it.
+        assert_eq!(
+            found("/usr/lib/climbing.so").unwrap(),
+            Some(root.join("outside/libm.so"))
+        );
+        let escaped = found("/usr/lib/escaping.so").unwrap().unwrap();
+        assert!(
+            escaped.starts_with(&root) && !escaped.exists(),
+            "{escaped:?}"
+        );
+        assert!(matches!(
+            found("/usr/lib/loop.so"),
+            Err(FileError::TooManyLinks { .. })
+        ));
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

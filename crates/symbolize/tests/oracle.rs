@@ -14,10 +14,11 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use profbridge_symbolize::{FileError, MissReason, Sources, Symbolizer};
+use profbridge_symbolize::{CacheLimits, FileError, MissReason, Sources, Symbolizer};
 use profbridge_testkit::native::{
-    add_debuglink, assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of,
-    native_programs, split_debug_info, truncated_copy, under,
+    add_debuglink, assert_matches_oracle, build_id, build_id_path, gperftools_cpu_profile_of,
+    locations_of, native_programs, split_debug_info, split_into_build_id_tree, truncated_copy,
+    under,
 };
 use profbridge_testkit::TempDir;
 use profbridge_translate::keys::{FRAME_TYPE, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
@@ -31,7 +32,7 @@ fn local_sources() -> Sources {
     Sources {
         root: Some(PathBuf::from("/")),
         debug_dirs: Vec::new(),
-        debuginfod: None,
+        ..Sources::default()
     }
 }
 
@@ -102,15 +103,6 @@ fn assert_mapping_flags(request: &ExportProfilesServiceRequest, program: &Path) 
     }
 }
 
-/// `DIR/.build-id/xx/rest.debug` for `file`.
-fn build_id_path(debug_dir: &Path, file: &Path) -> PathBuf {
-    let id = build_id(file);
-    debug_dir
-        .join(".build-id")
-        .join(&id[..2])
-        .join(format!("{}.debug", &id[2..]))
-}
-
 #[test]
 fn stripped_binaries_resolve_through_build_id_debug_files() {
     let Some(programs) = native_programs(PURPOSE) else {
@@ -120,13 +112,13 @@ fn stripped_binaries_resolve_through_build_id_debug_files() {
     let root = dir.path().join("root");
     let debug_dir = dir.path().join("debug");
     for file in [&programs.pie, &programs.library] {
-        split_debug_info(file, &under(&root, file), &build_id_path(&debug_dir, file));
+        split_into_build_id_tree(file, &root, &debug_dir);
     }
     let mut request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir.path()));
     let sources = Sources {
         root: Some(root.clone()),
         debug_dirs: vec![debug_dir.clone()],
-        debuginfod: None,
+        ..Sources::default()
     };
     let report = Symbolizer::new(sources).symbolize(&mut request);
     assert!(report.problems.is_empty(), "{:?}", report.problems);
@@ -157,7 +149,7 @@ fn stripped_binaries_resolve_through_gnu_debuglink() {
     let sources = Sources {
         root: Some(root),
         debug_dirs: Vec::new(),
-        debuginfod: None,
+        ..Sources::default()
     };
     let report = Symbolizer::new(sources).symbolize(&mut request);
     assert!(report.problems.is_empty(), "{:?}", report.problems);
@@ -186,7 +178,7 @@ fn a_truncated_elf_is_reported_once_and_its_frames_stay_addresses() {
     let mut symbolizer = Symbolizer::new(Sources {
         root: Some(root),
         debug_dirs: Vec::new(),
-        debuginfod: None,
+        ..Sources::default()
     });
 
     let mut request = request_of(&profile);
@@ -229,7 +221,7 @@ fn a_debug_file_alone_does_not_place_runtime_addresses() {
     let sources = Sources {
         root: Some(dir.path().join("empty-root")),
         debug_dirs: vec![debug_dir],
-        debuginfod: None,
+        ..Sources::default()
     };
     let report = Symbolizer::new(sources).symbolize(&mut request);
     assert!(report.problems.is_empty(), "{:?}", report.problems);
@@ -413,4 +405,116 @@ fn go_binaries_resolve_from_their_dwarf() {
         .flat_map(|(_, lines)| lines.into_iter().map(|w| w.name))
         .collect();
     assert!(names.iter().any(|n| n == "main.spin"), "{names:?}");
+}
+
+/// `request` as sampled in process `pid`, as a resource attribute says.
+fn in_process(mut request: ExportProfilesServiceRequest, pid: i64) -> ExportProfilesServiceRequest {
+    for resource_profiles in &mut request.resource_profiles {
+        let resource = resource_profiles
+            .resource
+            .get_or_insert_with(Default::default);
+        resource
+            .attributes
+            .push(profbridge_translate::otlp::KeyValue {
+                key: "process.pid".to_owned(),
+                value: Some(profbridge_translate::otlp::int_value(pid)),
+                ..Default::default()
+            });
+    }
+    request
+}
+
+#[test]
+fn each_process_opens_mapping_paths_in_its_own_root() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-process-root");
+    let proc = dir.path().join("proc");
+    let process_root = proc.join("4242").join("root");
+    for file in [&programs.pie, &programs.library] {
+        let copy = under(&process_root, file);
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(file, &copy).unwrap();
+    }
+    let profile = gperftools_cpu_profile_of(&programs.pie, dir.path());
+    let sources = Sources {
+        root: Some(dir.path().join("empty-root")),
+        process_roots: Some(proc),
+        ..Sources::default()
+    };
+    let mut symbolizer = Symbolizer::new(sources);
+    let mut request = in_process(request_of(&profile), 4242);
+    let report = symbolizer.symbolize(&mut request);
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    let (compared, _) = assert_matches_oracle(&request, &programs.pie, &programs.pie);
+    assert!(compared >= 3, "{compared} locations");
+    assert_matches_oracle(&request, &programs.library, &programs.library);
+
+    // Another process, whose root holds nothing: its files are not taken
+    // from process 4242's root, nor from the local machine.
+    let mut elsewhere = in_process(request_of(&profile), 4343);
+    let report = symbolizer.symbolize(&mut elsewhere);
+    assert_eq!(report.locations_symbolized, 0);
+    assert!(report.misses[&MissReason::FileNotFound] >= 3, "{report:?}");
+}
+
+#[test]
+fn a_cache_budget_smaller_than_a_file_keeps_one_file_and_resolves_the_same() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-cache-budget");
+    let profile = gperftools_cpu_profile_of(&programs.pie, dir.path());
+    let mut roomy = Symbolizer::new(local_sources());
+    let limits = CacheLimits {
+        files: 64,
+        bytes: 1,
+    };
+    let mut tight = Symbolizer::with_limits(local_sources(), limits);
+    // Every file the profile's mappings name, the C++ runtime included.
+    let request = request_of(&profile);
+    let dictionary = request.dictionary.as_ref().unwrap();
+    let largest = dictionary
+        .mapping_table
+        .iter()
+        .filter_map(|m| {
+            std::fs::metadata(&dictionary.string_table[m.filename_strindex as usize]).ok()
+        })
+        .map(|metadata| metadata.len())
+        .max()
+        .unwrap();
+    for round in 0..2 {
+        let mut from_roomy = request_of(&profile);
+        let roomy_report = roomy.symbolize(&mut from_roomy);
+        let mut from_tight = request_of(&profile);
+        let tight_report = tight.symbolize(&mut from_tight);
+        assert_eq!(from_tight, from_roomy);
+        assert!(tight_report.locations_symbolized >= 3);
+        // Only the newest file is kept (and one resolved address): each
+        // mapping met again is opened again.
+        assert!(
+            tight.cached_bytes() <= largest + 4096,
+            "{}",
+            tight.cached_bytes()
+        );
+        if round == 1 {
+            assert_eq!(roomy_report.cache.file_misses, 0, "{roomy_report:?}");
+            assert!(tight_report.cache.file_misses >= 2, "{tight_report:?}");
+        }
+    }
+    assert_matches_oracle(
+        &request_of_symbolized(&mut tight, &profile),
+        &programs.pie,
+        &programs.pie,
+    );
+}
+
+fn request_of_symbolized(
+    symbolizer: &mut Symbolizer,
+    profile: &[u8],
+) -> ExportProfilesServiceRequest {
+    let mut request = request_of(profile);
+    symbolizer.symbolize(&mut request);
+    request
 }

@@ -212,6 +212,22 @@ pub fn build_id(file: &Path) -> String {
         .to_owned()
 }
 
+/// Where a debug directory keeps the debug file of `file`:
+/// `DEBUG_DIR/.build-id/xx/rest.debug`, by its build id.
+pub fn build_id_path(debug_dir: &Path, file: &Path) -> PathBuf {
+    let id = build_id(file);
+    debug_dir
+        .join(".build-id")
+        .join(&id[..2])
+        .join(format!("{}.debug", &id[2..]))
+}
+
+/// Puts `file` stripped at its own path under `root`, and its debug
+/// information under `debug_dir` by build id.
+pub fn split_into_build_id_tree(file: &Path, root: &Path, debug_dir: &Path) {
+    split_debug_info(file, &under(root, file), &build_id_path(debug_dir, file));
+}
+
 /// Writes `file` stripped to `stripped` and its debug information
 /// (`objcopy --only-keep-debug`) to `debug`.
 pub fn split_debug_info(file: &Path, stripped: &Path, debug: &Path) {

@@ -92,7 +92,14 @@ pub trait ProcessorFactory: Sync + 'static {
     const KIND: &'static str;
     type Options: Options + DeserializeOwned + Default;
 
-    fn build(&self, id: &str, options: &Self::Options) -> Result<Box<dyn Processor>, StartError>;
+    /// Builds the processor; one that counts what it does registers its
+    /// counters in `telemetry`.
+    fn build(
+        &self,
+        id: &str,
+        options: &Self::Options,
+        telemetry: &Registry,
+    ) -> Result<Box<dyn Processor>, StartError>;
 }
 
 /// A built exporter, and what it tells the start-up message.
@@ -234,7 +241,12 @@ pub trait AnyProcessorFactory: Sync {
     fn parse(&self, value: ::config::Value, path: &str) -> Result<ComponentConfig, Problem>;
     /// Every key path its options take, under its own section.
     fn key_paths(&self) -> Result<BTreeSet<String>, KeyPathsError>;
-    fn build(&self, id: &str, config: &ComponentConfig) -> Result<Box<dyn Processor>, StartError>;
+    fn build(
+        &self,
+        id: &str,
+        config: &ComponentConfig,
+        telemetry: &Registry,
+    ) -> Result<Box<dyn Processor>, StartError>;
 }
 
 /// Any [`ExporterFactory`], as the registry holds it.
@@ -318,8 +330,14 @@ impl<F: ProcessorFactory> AnyProcessorFactory for F {
         options_key_paths::<F::Options>()
     }
 
-    fn build(&self, id: &str, config: &ComponentConfig) -> Result<Box<dyn Processor>, StartError> {
-        ProcessorFactory::build(self, id, options_of::<F::Options>(id, F::KIND, config)?)
+    fn build(
+        &self,
+        id: &str,
+        config: &ComponentConfig,
+        telemetry: &Registry,
+    ) -> Result<Box<dyn Processor>, StartError> {
+        let options = options_of::<F::Options>(id, F::KIND, config)?;
+        ProcessorFactory::build(self, id, options, telemetry)
     }
 }
 

@@ -62,6 +62,7 @@ pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
     };
     let mut symbolizer = Symbolizer::new(Sources {
         root: Some(args.root.clone()),
+        process_roots: args.process_roots.clone(),
         debug_dirs: args.debug_dirs.clone(),
         debuginfod,
     });

@@ -12,16 +12,12 @@ use ureq::Agent;
 use super::{Debuginfod, FetchError};
 
 /// An agent for `config`'s servers: its timeouts, no error for statuses
-/// (404 is an answer), and for `https://` the platform's root
-/// certificates (`SSL_CERT_FILE` and `SSL_CERT_DIR` are honoured), or
-/// Mozilla's where the platform has none.
+/// (404 is an answer), and for `https://` (redirects included) the
+/// platform's root certificates (`SSL_CERT_FILE` and `SSL_CERT_DIR` are
+/// honoured), or Mozilla's where the platform has none.
 pub(super) fn agent(config: &Debuginfod) -> Agent {
     let within = |timeout: std::time::Duration| Some(timeout.min(config.timeout));
-    let roots = if config.urls.iter().any(|url| url.starts_with("https://")) {
-        platform_roots().unwrap_or(RootCerts::WebPki)
-    } else {
-        RootCerts::WebPki
-    };
+    let roots = platform_roots().unwrap_or(RootCerts::WebPki);
     Agent::config_builder()
         .http_status_as_error(false)
         .user_agent(concat!("profbridge/", env!("CARGO_PKG_VERSION")))
@@ -64,7 +60,10 @@ pub(super) fn fetch(
         other => return Err(FetchError::Status(other)),
     }
     let body = response.into_body();
-    if body.content_length().is_some_and(|length| length > max_bytes) {
+    if body
+        .content_length()
+        .is_some_and(|length| length > max_bytes)
+    {
         return Err(FetchError::TooLarge(max_bytes));
     }
     let folder = destination

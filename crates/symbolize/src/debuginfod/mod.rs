@@ -8,7 +8,10 @@ mod cache;
 mod download;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
 
 use crate::elf::hex;
 use crate::error::FileError;
@@ -24,6 +27,9 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(2);
 pub const DEFAULT_MISS_TTL: Duration = Duration::from_secs(600);
 /// How many bytes the cache folder holds, by default.
 pub const DEFAULT_MAX_CACHE_BYTES: u64 = 2 << 30;
+/// How long a server that failed is not asked again: a server that hangs
+/// costs one timeout per this period, not one per file.
+pub const SERVER_BACKOFF: Duration = Duration::from_secs(30);
 
 /// Where and how files are fetched from debuginfod servers.
 #[derive(Debug, Clone)]
@@ -77,13 +83,11 @@ pub fn server_urls(list: &str) -> Result<Vec<String>, UnsupportedUrl> {
 }
 
 fn check_url(url: &str) -> Result<(), UnsupportedUrl> {
-    let usable = url
-        .parse::<ureq::http::Uri>()
-        .is_ok_and(|uri| {
-            matches!(uri.scheme_str(), Some("http" | "https"))
-                && uri.host().is_some_and(|host| !host.is_empty())
-                && uri.query().is_none()
-        });
+    let usable = url.parse::<ureq::http::Uri>().is_ok_and(|uri| {
+        matches!(uri.scheme_str(), Some("http" | "https"))
+            && uri.host().is_some_and(|host| !host.is_empty())
+            && uri.query().is_none()
+    });
     if usable {
         Ok(())
     } else {
@@ -144,20 +148,42 @@ pub(crate) enum Fetched {
 }
 
 /// The servers of a [`Debuginfod`] configuration, with one HTTP agent
-/// (its connection pool and TLS configuration) for all requests.
+/// (its connection pool and TLS configuration) for all requests, and the
+/// servers that failed lately.
 pub(crate) struct Client {
     config: Debuginfod,
     agent: ureq::Agent,
+    /// When each server that failed may be asked again.
+    resting: Mutex<FxHashMap<String, Instant>>,
 }
 
 impl Client {
     pub fn new(config: Debuginfod) -> Self {
         let agent = download::agent(&config);
-        Self { config, agent }
+        Self {
+            config,
+            agent,
+            resting: Mutex::new(FxHashMap::default()),
+        }
+    }
+
+    /// Whether `url` failed less than [`SERVER_BACKOFF`] ago.
+    fn is_resting(&self, url: &str) -> bool {
+        let resting = self.resting.lock().unwrap_or_else(PoisonError::into_inner);
+        resting
+            .get(url)
+            .is_some_and(|until| Instant::now() < *until)
+    }
+
+    fn rest(&self, url: &str) {
+        let mut resting = self.resting.lock().unwrap_or_else(PoisonError::into_inner);
+        resting.insert(url.to_owned(), Instant::now() + SERVER_BACKOFF);
     }
 
     /// The file `kind` of `build_id`, from the cache or else from the
-    /// servers in order; failures are added to `problems`.
+    /// servers in order; failures are added to `problems`. A server that
+    /// failed is skipped for [`SERVER_BACKOFF`] (counted as failed, not
+    /// reported again), unless the file was too large for the cache.
     pub fn fetch(&self, build_id: &[u8], kind: Kind, problems: &mut Vec<FileError>) -> Fetched {
         let id = hex(build_id);
         let cache = cache::Cache::new(&self.config);
@@ -169,6 +195,10 @@ impl Client {
         }
         let mut failed = false;
         for url in &self.config.urls {
+            if self.is_resting(url) {
+                failed = true;
+                continue;
+            }
             let fetched = check_url(url).map_err(FetchError::from).and_then(|()| {
                 download::fetch(
                     &self.agent,
@@ -186,6 +216,9 @@ impl Client {
                 Ok(None) => {}
                 Err(source) => {
                     failed = true;
+                    if !matches!(source, FetchError::TooLarge(_) | FetchError::Cache(_)) {
+                        self.rest(url);
+                    }
                     problems.push(FileError::Debuginfod {
                         url: url.clone(),
                         build_id: id.clone(),
@@ -210,10 +243,18 @@ mod tests {
     fn lists_are_split_on_spaces_and_each_url_is_checked() {
         assert_eq!(
             server_urls(" http://127.0.0.1:8002  https://debuginfod.example/mirror/\n").unwrap(),
-            ["http://127.0.0.1:8002", "https://debuginfod.example/mirror/"]
+            [
+                "http://127.0.0.1:8002",
+                "https://debuginfod.example/mirror/"
+            ]
         );
         assert!(server_urls("").unwrap().is_empty());
-        for bad in ["ftp://d.example", "debuginfod.example", "http://", "http://d?x=1"] {
+        for bad in [
+            "ftp://d.example",
+            "debuginfod.example",
+            "http://",
+            "http://d?x=1",
+        ] {
             assert!(server_urls(bad).is_err(), "{bad}");
         }
     }

@@ -3,6 +3,7 @@
 use super::{BatchProcessorConfig, Batcher};
 use crate::component::{ProcessorFactory, StartError};
 use crate::pipeline::Processor;
+use crate::telemetry::Registry;
 
 pub struct BatchProcessorFactory;
 
@@ -14,6 +15,7 @@ impl ProcessorFactory for BatchProcessorFactory {
         &self,
         id: &str,
         options: &BatchProcessorConfig,
+        _telemetry: &Registry,
     ) -> Result<Box<dyn Processor>, StartError> {
         let batcher = Batcher::new(options).map_err(|reason| StartError::processor(id, reason))?;
         Ok(Box::new(batcher))

@@ -3,6 +3,7 @@
 use super::{MemoryLimiter, MemoryLimiterConfig, MemoryLimiterProcessor};
 use crate::component::{ProcessorFactory, StartError};
 use crate::pipeline::Processor;
+use crate::telemetry::Registry;
 
 pub struct MemoryLimiterFactory;
 
@@ -14,6 +15,7 @@ impl ProcessorFactory for MemoryLimiterFactory {
         &self,
         id: &str,
         options: &MemoryLimiterConfig,
+        _telemetry: &Registry,
     ) -> Result<Box<dyn Processor>, StartError> {
         let limiter = MemoryLimiter::of_this_process(id, options)?;
         Ok(Box::new(MemoryLimiterProcessor::new(limiter)))

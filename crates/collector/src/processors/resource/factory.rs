@@ -3,6 +3,7 @@
 use super::{ResourceProcessor, ResourceProcessorConfig};
 use crate::component::{ProcessorFactory, StartError};
 use crate::pipeline::Processor;
+use crate::telemetry::Registry;
 
 pub struct ResourceProcessorFactory;
 
@@ -14,6 +15,7 @@ impl ProcessorFactory for ResourceProcessorFactory {
         &self,
         id: &str,
         options: &ResourceProcessorConfig,
+        _telemetry: &Registry,
     ) -> Result<Box<dyn Processor>, StartError> {
         let processor =
             ResourceProcessor::new(options).map_err(|reason| StartError::processor(id, reason))?;

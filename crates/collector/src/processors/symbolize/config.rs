@@ -1,6 +1,7 @@
+use profbridge_symbolize::CacheLimits;
 use serde::Deserialize;
 
-use crate::settings::units::Duration;
+use crate::settings::units::{ByteSize, Duration};
 use crate::settings::{Options, Problem};
 
 /// How long one request may spend being symbolized, by default.
@@ -12,10 +13,16 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct SymbolizeProcessorConfig {
     /// Mapping paths are opened under this folder; empty opens none.
     pub root: String,
+    /// A `/proc` folder: a location sampled in a process named by
+    /// `process.pid` opens mapping paths under `PROC/PID/root` instead of
+    /// `root`; empty uses `root` for every process.
+    pub process_roots: String,
     /// Folders of separate debug files (build-id trees, debuglink targets).
     pub debug_directories: Vec<String>,
     /// How many files stay open.
     pub cache_files: usize,
+    /// How many bytes the opened files and resolved addresses may take.
+    pub cache_max_bytes: ByteSize,
     /// How long one request may spend being symbolized; 0 is no limit.
     pub timeout: Duration,
     /// debuginfod servers, asked by build id after the local files.
@@ -40,7 +47,7 @@ pub struct DebuginfodConfig {
     /// Where fetched files are kept.
     pub cache_dir: String,
     /// How many bytes `cache_dir` may hold; the oldest files go first.
-    pub max_cache_bytes: u64,
+    pub max_cache_bytes: ByteSize,
     /// How long a file that every server answered 404 for is not asked for again.
     pub miss_ttl: Duration,
 }
@@ -82,7 +89,7 @@ impl Default for DebuginfodConfig {
             connect_timeout: Duration(profbridge_symbolize::DEFAULT_CONNECT_TIMEOUT),
             read_timeout: Duration(profbridge_symbolize::DEFAULT_READ_TIMEOUT),
             cache_dir: String::new(),
-            max_cache_bytes: profbridge_symbolize::DEFAULT_MAX_CACHE_BYTES,
+            max_cache_bytes: ByteSize(profbridge_symbolize::DEFAULT_MAX_CACHE_BYTES),
             miss_ttl: Duration(profbridge_symbolize::DEFAULT_MISS_TTL),
         }
     }
@@ -92,8 +99,10 @@ impl Default for SymbolizeProcessorConfig {
     fn default() -> Self {
         Self {
             root: "/".to_owned(),
+            process_roots: String::new(),
             debug_directories: Vec::new(),
-            cache_files: profbridge_symbolize::DEFAULT_CACHED_FILES,
+            cache_files: CacheLimits::default().files,
+            cache_max_bytes: ByteSize(CacheLimits::default().bytes),
             timeout: DEFAULT_TIMEOUT,
             debuginfod: DebuginfodConfig::default(),
         }
@@ -107,11 +116,16 @@ impl SymbolizeProcessorConfig {
         if self.cache_files == 0 {
             problems.push(Problem::new("cache_files", "must be at least 1"));
         }
-        if !self.root.is_empty() && !self.root.starts_with('/') {
-            problems.push(Problem::new(
-                "root",
-                format!("{:?} is not an absolute path", self.root),
-            ));
+        if self.cache_max_bytes.0 == 0 {
+            problems.push(Problem::new("cache_max_bytes", "must be more than 0"));
+        }
+        for (key, path) in [("root", &self.root), ("process_roots", &self.process_roots)] {
+            if !path.is_empty() && !path.starts_with('/') {
+                problems.push(Problem::new(
+                    key,
+                    format!("{path:?} is not an absolute path"),
+                ));
+            }
         }
         for (index, dir) in self.debug_directories.iter().enumerate() {
             if !dir.starts_with('/') {
@@ -141,7 +155,17 @@ impl SymbolizeProcessorConfig {
                 problems.push(Problem::new(key, "must be more than 0"));
             }
         }
-        if self.root.is_empty() && self.debug_directories.is_empty() && !asks_servers {
+        if asks_servers && debuginfod.max_cache_bytes.0 == 0 {
+            problems.push(Problem::new(
+                "debuginfod.max_cache_bytes",
+                "must be more than 0",
+            ));
+        }
+        if self.root.is_empty()
+            && self.process_roots.is_empty()
+            && self.debug_directories.is_empty()
+            && !asks_servers
+        {
             problems.push(Problem::new(
                 "root",
                 "is empty and there are no debug_directories nor debuginfod.urls: nothing to read symbols from",
@@ -182,11 +206,13 @@ mod tests {
     fn problems_name_their_key() {
         assert_eq!(
             messages(
-                r#"{"root": "proc/1/root", "debug_directories": ["debug"], "cache_files": 0}"#
+                r#"{"root": "proc/1/root", "process_roots": "proc", "debug_directories": ["debug"], "cache_files": 0, "cache_max_bytes": 0}"#
             ),
             [
                 "cache_files: must be at least 1",
+                "cache_max_bytes: must be more than 0",
                 "root: \"proc/1/root\" is not an absolute path",
+                "process_roots: \"proc\" is not an absolute path",
                 "debug_directories[0]: \"debug\" is not an absolute path",
             ]
         );
@@ -213,9 +239,10 @@ mod tests {
             r#"{"root": "", "debuginfod": {"urls": ["http://127.0.0.1:8002"], "cache_dir": "/c"}}"#
         )
         .is_empty());
-        let spaced: SymbolizeProcessorConfig =
-            serde_json::from_str(r#"{"debuginfod": {"urls": " https://a.example  http://b:8002 "}}"#)
-                .unwrap();
+        let spaced: SymbolizeProcessorConfig = serde_json::from_str(
+            r#"{"debuginfod": {"urls": " https://a.example  http://b:8002 "}}"#,
+        )
+        .unwrap();
         assert_eq!(
             spaced.debuginfod.urls.urls().unwrap(),
             ["https://a.example", "http://b:8002"]

@@ -1,8 +1,9 @@
 //! `processors: symbolize:` in the registry.
 
-use super::{SymbolizeProcessor, SymbolizeProcessorConfig};
+use super::{SymbolizeMetrics, SymbolizeProcessor, SymbolizeProcessorConfig};
 use crate::component::{ProcessorFactory, StartError};
 use crate::pipeline::Processor;
+use crate::telemetry::Registry;
 
 pub struct SymbolizeProcessorFactory;
 
@@ -14,9 +15,11 @@ impl ProcessorFactory for SymbolizeProcessorFactory {
         &self,
         id: &str,
         options: &SymbolizeProcessorConfig,
+        telemetry: &Registry,
     ) -> Result<Box<dyn Processor>, StartError> {
-        let processor =
-            SymbolizeProcessor::new(options).map_err(|reason| StartError::processor(id, reason))?;
+        let metrics = SymbolizeMetrics::new(telemetry, id);
+        let processor = SymbolizeProcessor::new(options, metrics)
+            .map_err(|reason| StartError::processor(id, reason))?;
         Ok(Box::new(processor))
     }
 }
