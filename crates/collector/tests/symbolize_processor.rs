@@ -27,10 +27,12 @@ use profbridge_collector::pipeline::Profiles;
 use profbridge_collector::service;
 use profbridge_collector::settings::client::ClientSettings;
 use profbridge_collector::telemetry::Registry;
+use profbridge_testkit::debuginfod::DebuginfodServer;
 use profbridge_testkit::native::{
-    assert_matches_oracle, gperftools_cpu_profile_of, locations_of, native_programs,
-    split_into_build_id_tree, under,
+    add_build_id, assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of,
+    native_programs, split_debug_info, split_into_build_id_tree, under,
 };
+use profbridge_testkit::require_tool;
 use profbridge_testkit::{files_under, TempDir};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, Location, Mapping};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
@@ -185,6 +187,59 @@ async fn stripped_binaries_resolve_through_build_id_debug_files_in_the_processor
     assert!(compared >= 3 && inlined >= 1, "{compared} {inlined}");
     let (in_library, _) = assert_matches_oracle(&written, &programs.library, &programs.library);
     assert!(in_library >= 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_fetched_from_a_debuginfod_server_resolve_in_the_processor() {
+    const PURPOSE: &str = "the symbolize processor's test against a debuginfod server";
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    if require_tool("debuginfod", &["--version"], PURPOSE).is_none() {
+        return;
+    }
+    let dir = TempDir::new("symbolize-processor-debuginfod");
+    // The server has the program stripped with its debug file apart, and
+    // the library whole; nothing is read from the local machine.
+    let served = dir.path().join("served");
+    split_debug_info(
+        &programs.pie,
+        &served.join("program"),
+        &served.join("program.debug"),
+    );
+    std::fs::copy(&programs.library, served.join("library.so")).unwrap();
+    let server = DebuginfodServer::start(&served, dir.path());
+    let mut request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir.path()));
+    let ids = [build_id(&programs.pie), build_id(&programs.library)];
+    for (file, id) in [&programs.pie, &programs.library].into_iter().zip(&ids) {
+        add_build_id(&mut request, file, id);
+    }
+    server.wait_for(&ids);
+    let cache = dir.path().join("cache");
+    let (written, metrics) = through_the_processor(
+        &format!(
+            "root: \"\"\n    debuginfod:\n      urls: [{}]\n      cache_dir: {}\n      timeout: 30s",
+            server.url,
+            cache.display()
+        ),
+        &request,
+        &dir.path().join("data"),
+    )
+    .await;
+    let (compared, inlined) = assert_matches_oracle(&written, &programs.pie, &programs.pie);
+    assert!(compared >= 3 && inlined >= 1, "{compared} {inlined}");
+    let (in_library, _) = assert_matches_oracle(&written, &programs.library, &programs.library);
+    assert!(in_library >= 1);
+    let misses: f64 = metrics
+        .series("profbridge_symbolize_misses_total")
+        .iter()
+        .filter(|(labels, _)| {
+            labels.contains(&("reason".to_owned(), "debuginfod_failed".to_owned()))
+        })
+        .map(|(_, value)| value)
+        .sum();
+    assert_eq!(misses, 0.0);
+    assert!(cache.join(&ids[0]).join("debuginfo").is_file());
 }
 
 /// The OTLP form of a gperftools profile, as agents send it.

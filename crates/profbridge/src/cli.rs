@@ -194,7 +194,7 @@ pub struct SymbolizeArgs {
     pub debuginfod_cache: Option<PathBuf>,
     /// How many bytes the debuginfod cache may hold; the oldest files go
     /// first, and a larger file is not downloaded.
-    #[arg(long, default_value_t = profbridge_symbolize::DEFAULT_MAX_CACHE_BYTES, value_name = "BYTES")]
+    #[arg(long, default_value_t = profbridge_symbolize::DEFAULT_CACHE_MAX_BYTES, value_name = "BYTES")]
     pub debuginfod_cache_bytes: u64,
 }
 

@@ -30,8 +30,8 @@ use binary::FileKey;
 use cache::{AddressCache, FileCache, Resolved};
 pub use cache::{CacheLimits, CacheUse, CACHED_ADDRESSES};
 pub use debuginfod::{
-    server_urls, Debuginfod, FetchError, UnsupportedUrl, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_CACHE_BYTES, DEFAULT_MISS_TTL, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT,
+    server_urls, Debuginfod, FetchError, UnsupportedUrl, DEFAULT_CACHE_MAX_BYTES,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MISS_TTL, DEFAULT_READ_TIMEOUT, DEFAULT_TIMEOUT,
     SERVER_BACKOFF,
 };
 use dictionary::Editor;

@@ -13,15 +13,14 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpListener;
+use std::path::Path;
 use std::time::Duration;
 
 use profbridge_symbolize::{
     Debuginfod, FetchError, FileError, MissReason, Report, Sources, Symbolizer,
 };
+use profbridge_testkit::debuginfod::DebuginfodServer;
 use profbridge_testkit::native::{
     assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
     split_debug_info, NativePrograms,
@@ -34,74 +33,6 @@ const PURPOSE: &str = "the symbolizer's tests against a debuginfod server";
 
 /// A build id no server has.
 const UNKNOWN_BUILD_ID: &str = "00112233445566778899aabbccddeeff00112233";
-
-/// `debuginfod -F` over a folder, stopped when dropped.
-struct Server {
-    child: Child,
-    url: String,
-    log: PathBuf,
-}
-
-impl Server {
-    fn start(served: &Path, work: &Path) -> Self {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let log = work.join("debuginfod.log");
-        let child = Command::new("debuginfod")
-            .arg("-F")
-            .arg("-d")
-            .arg(work.join("debuginfod.sqlite"))
-            .args(["-p", &port.to_string()])
-            .arg(served)
-            .env_remove("DEBUGINFOD_URLS")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("start debuginfod");
-        Self {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            log,
-        }
-    }
-
-    /// Waits until the server answers 200 for each build id's executable:
-    /// it has indexed the folder.
-    fn wait_for(&self, build_ids: &[String]) {
-        let address = self.url.trim_start_matches("http://").to_owned();
-        for id in build_ids {
-            let mut tries = 0;
-            while status_of(&address, &format!("/buildid/{id}/executable")) != Some(200) {
-                tries += 1;
-                assert!(
-                    tries < 6000,
-                    "debuginfod did not index {id}; its log:\n{}",
-                    std::fs::read_to_string(&self.log).unwrap_or_default()
-                );
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The status of a GET, or `None` when the server does not answer yet.
-fn status_of(address: &str, path: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect(address).ok()?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {address}\r\n\r\n").ok()?;
-    let mut head = [0u8; 16];
-    stream.read_exact(&mut head).ok()?;
-    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
-}
 
 fn debuginfod_sources(urls: Vec<String>, cache_dir: &Path, root: &Path) -> Sources {
     Sources {
@@ -154,7 +85,7 @@ fn files_fetched_from_debuginfod_resolve_as_llvm_symbolizer_says_and_are_cached(
         &served.join("program.debug"),
     );
     std::fs::copy(&programs.library, served.join("library.so")).unwrap();
-    let server = Server::start(&served, dir.path());
+    let server = DebuginfodServer::start(&served, dir.path());
     // Profiled while the server indexes the folder.
     let profile = gperftools_cpu_profile_of(&programs.pie, dir.path());
     let ids = [build_id(&programs.pie), build_id(&programs.library)];

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod c;
+pub mod debuginfod;
 mod ebpf;
 pub mod go;
 mod gperftools;

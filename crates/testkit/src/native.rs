@@ -443,3 +443,30 @@ pub fn truncated_copy(root: &Path, program: &Path) -> PathBuf {
     std::fs::write(&copy, &bytes[..bytes.len() / 3]).expect("write the truncated copy");
     copy
 }
+
+/// Gives `file`'s mappings the GNU build id `id` (hex), as the eBPF
+/// profiler and pprof's `Mapping.build_id` do.
+pub fn add_build_id(request: &mut ExportProfilesServiceRequest, file: &Path, id: &str) {
+    use opentelemetry_proto::tonic::common::v1::{any_value, AnyValue};
+    use opentelemetry_proto::tonic::profiles::v1development::KeyValueAndUnit;
+    let dictionary = request.dictionary.as_mut().expect("a dictionary");
+    let wanted = file.to_string_lossy().into_owned();
+    let key = dictionary.string_table.len() as i32;
+    dictionary
+        .string_table
+        .push("process.executable.build_id.gnu".to_owned());
+    let attribute = dictionary.attribute_table.len() as i32;
+    dictionary.attribute_table.push(KeyValueAndUnit {
+        key_strindex: key,
+        value: Some(AnyValue {
+            value: Some(any_value::Value::StringValue(id.to_owned())),
+        }),
+        unit_strindex: 0,
+    });
+    let strings = dictionary.string_table.clone();
+    for mapping in &mut dictionary.mapping_table {
+        if strings[mapping.filename_strindex as usize] == wanted {
+            mapping.attribute_indices.push(attribute);
+        }
+    }
+}

@@ -56,7 +56,7 @@ pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
             timeout: args.debuginfod_timeout,
             connect_timeout: args.debuginfod_connect_timeout,
             read_timeout: args.debuginfod_read_timeout,
-            max_cache_bytes: args.debuginfod_cache_bytes,
+            cache_max_bytes: args.debuginfod_cache_bytes,
             ..Debuginfod::new(urls, cache_dir)
         })
     };

@@ -18,7 +18,7 @@ impl<'a> Cache<'a> {
     pub fn new(config: &'a Debuginfod) -> Self {
         Self {
             dir: &config.cache_dir,
-            max_bytes: config.max_cache_bytes,
+            max_bytes: config.cache_max_bytes,
             miss_ttl: config.miss_ttl,
         }
     }
@@ -111,11 +111,11 @@ mod tests {
             paths.push(path);
         }
         let mut config = Debuginfod::new(Vec::new(), dir.clone());
-        config.max_cache_bytes = 200;
+        config.cache_max_bytes = 200;
         Cache::new(&config).evict(&paths[2]);
         let left: Vec<bool> = paths.iter().map(|p| p.is_file()).collect();
         assert_eq!(left, [false, true, true]);
-        config.max_cache_bytes = 50;
+        config.cache_max_bytes = 50;
         Cache::new(&config).evict(&paths[2]);
         let left: Vec<bool> = paths.iter().map(|p| p.is_file()).collect();
         assert_eq!(left, [false, false, true]);

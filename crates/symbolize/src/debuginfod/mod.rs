@@ -26,7 +26,7 @@ pub const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long a file that no server has is not asked for again, by default.
 pub const DEFAULT_MISS_TTL: Duration = Duration::from_secs(600);
 /// How many bytes the cache folder holds, by default.
-pub const DEFAULT_MAX_CACHE_BYTES: u64 = 2 << 30;
+pub const DEFAULT_CACHE_MAX_BYTES: u64 = 2 << 30;
 /// How long a server that failed is not asked again: a server that hangs
 /// costs one timeout per this period, not one per file.
 pub const SERVER_BACKOFF: Duration = Duration::from_secs(30);
@@ -49,7 +49,7 @@ pub struct Debuginfod {
     pub cache_dir: PathBuf,
     /// The bytes the cache folder may hold; the oldest files go first. A
     /// larger file is not downloaded.
-    pub max_cache_bytes: u64,
+    pub cache_max_bytes: u64,
     /// How long a file that every server answered 404 for is not asked for.
     pub miss_ttl: Duration,
 }
@@ -63,7 +63,7 @@ impl Debuginfod {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             read_timeout: DEFAULT_READ_TIMEOUT,
             cache_dir,
-            max_cache_bytes: DEFAULT_MAX_CACHE_BYTES,
+            cache_max_bytes: DEFAULT_CACHE_MAX_BYTES,
             miss_ttl: DEFAULT_MISS_TTL,
         }
     }
@@ -203,7 +203,7 @@ impl Client {
                 download::fetch(
                     &self.agent,
                     &download::file_url(url, &id, kind.as_str()),
-                    self.config.max_cache_bytes,
+                    self.config.cache_max_bytes,
                     &cache.place(&id, kind),
                 )
             });

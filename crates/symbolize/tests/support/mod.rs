@@ -2,10 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::path::Path;
-
-use profbridge_translate::keys::BUILD_ID_GNU;
-use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest, KeyValueAndUnit};
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 
 /// The OTLP form of a gperftools CPU profile.
@@ -24,23 +21,4 @@ pub fn request_of(profile_bytes: &[u8]) -> ExportProfilesServiceRequest {
     converted.request
 }
 
-/// Gives `file`'s mappings the GNU build id `id`, as the eBPF profiler and
-/// pprof's `Mapping.build_id` do.
-pub fn add_build_id(request: &mut ExportProfilesServiceRequest, file: &Path, id: &str) {
-    let dictionary = request.dictionary.as_mut().unwrap();
-    let wanted = file.to_string_lossy().into_owned();
-    let key = dictionary.string_table.len() as i32;
-    dictionary.string_table.push(BUILD_ID_GNU.to_owned());
-    let attribute = dictionary.attribute_table.len() as i32;
-    dictionary.attribute_table.push(KeyValueAndUnit {
-        key_strindex: key,
-        value: Some(string_value(id)),
-        unit_strindex: 0,
-    });
-    let strings = dictionary.string_table.clone();
-    for mapping in &mut dictionary.mapping_table {
-        if strings[mapping.filename_strindex as usize] == wanted {
-            mapping.attribute_indices.push(attribute);
-        }
-    }
-}
+pub use profbridge_testkit::native::add_build_id;

@@ -47,7 +47,7 @@ pub struct DebuginfodConfig {
     /// Where fetched files are kept.
     pub cache_dir: String,
     /// How many bytes `cache_dir` may hold; the oldest files go first.
-    pub max_cache_bytes: ByteSize,
+    pub cache_max_bytes: ByteSize,
     /// How long a file that every server answered 404 for is not asked for again.
     pub miss_ttl: Duration,
 }
@@ -89,7 +89,7 @@ impl Default for DebuginfodConfig {
             connect_timeout: Duration(profbridge_symbolize::DEFAULT_CONNECT_TIMEOUT),
             read_timeout: Duration(profbridge_symbolize::DEFAULT_READ_TIMEOUT),
             cache_dir: String::new(),
-            max_cache_bytes: ByteSize(profbridge_symbolize::DEFAULT_MAX_CACHE_BYTES),
+            cache_max_bytes: ByteSize(profbridge_symbolize::DEFAULT_CACHE_MAX_BYTES),
             miss_ttl: Duration(profbridge_symbolize::DEFAULT_MISS_TTL),
         }
     }
@@ -155,9 +155,9 @@ impl SymbolizeProcessorConfig {
                 problems.push(Problem::new(key, "must be more than 0"));
             }
         }
-        if asks_servers && debuginfod.max_cache_bytes.0 == 0 {
+        if asks_servers && debuginfod.cache_max_bytes.0 == 0 {
             problems.push(Problem::new(
-                "debuginfod.max_cache_bytes",
+                "debuginfod.cache_max_bytes",
                 "must be more than 0",
             ));
         }

@@ -99,7 +99,7 @@ fn debuginfod_of(config: &DebuginfodConfig) -> Option<Debuginfod> {
         connect_timeout: config.connect_timeout.0,
         read_timeout: config.read_timeout.0,
         cache_dir: PathBuf::from(&config.cache_dir),
-        max_cache_bytes: config.max_cache_bytes.0,
+        cache_max_bytes: config.cache_max_bytes.0,
         miss_ttl: config.miss_ttl.0,
     })
 }
