@@ -20,11 +20,13 @@ use std::process::Command;
 
 pub mod c;
 mod ebpf;
+pub mod ebpf_profiler;
 pub mod go;
 mod gperftools;
 pub mod jdk;
 pub mod jfr_writer;
 pub mod kafka;
+pub mod kernel;
 pub mod native;
 pub mod otlp_strategies;
 pub mod pprof_oracle;
