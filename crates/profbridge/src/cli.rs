@@ -73,10 +73,12 @@ const SYMBOLIZE_EXAMPLES: &str = "Examples:
   profbridge symbolize request.otlp.pb -o out.otlp.pb --root /proc/4242/root --debug-dir /debug
   profbridge symbolize node.otlp.pb -o out.otlp.pb --process-roots /proc
   profbridge symbolize cpu.pb.gz -o out.pb.gz --debuginfod \"$DEBUGINFOD_URLS\"
+  profbridge symbolize perf.pb.gz -o out.pb.gz --kallsyms /proc/kallsyms
 
 Files are looked for at the mapping's path under --root, then by build id in each
---debug-dir (.build-id/xx/rest.debug), then by .gnu_debuglink, then from each
---debuginfod server by build id (docs/symbolize.md).
+--debug-dir (.build-id/xx/rest, .build-id/xx/rest.debug), then by .gnu_debuglink,
+then from each --debuginfod server by build id (docs/symbolize.md). Kernel frames
+are named from --kallsyms when it is given.
 A file that cannot be used is named once on stderr; its frames stay addresses.
 
 Exit codes: 0 all inputs written, 1 some inputs failed (each is named, the
@@ -196,6 +198,11 @@ pub struct SymbolizeArgs {
     /// first, and a larger file is not downloaded.
     #[arg(long, default_value_t = profbridge_symbolize::DEFAULT_CACHE_MAX_BYTES, value_name = "BYTES")]
     pub debuginfod_cache_bytes: u64,
+    /// Name kernel frames from this kallsyms file (/proc/kallsyms of the
+    /// machine and boot the profile comes from); without it, kernel frames
+    /// are left alone.
+    #[arg(long, value_name = "PATH")]
+    pub kallsyms: Option<PathBuf>,
 }
 
 /// Not a positive number of seconds.

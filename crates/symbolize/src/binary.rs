@@ -222,36 +222,45 @@ impl Remote<'_> {
     }
 }
 
+/// The mapped file: at the mapping's path under the root, else (for a
+/// mapping with a build id) at `.build-id/xx/rest` in a debug directory.
 fn find_executable(
     sources: &Sources,
     key: &FileKey,
     problems: &mut Vec<FileError>,
 ) -> Option<(PathBuf, ElfFacts)> {
-    let root = sources.root_of(key.pid)?;
-    let path = match locate::under_root(&root, &key.path) {
-        Ok(path) => path?,
-        Err(error) => {
-            problems.push(error);
-            return None;
+    let under_root = sources.root_of(key.pid).and_then(|root| {
+        locate::under_root(&root, &key.path)
+            .map_err(|error| problems.push(error))
+            .ok()
+            .flatten()
+    });
+    let by_build_id = key.build_id.iter().flat_map(|build_id| {
+        sources
+            .debug_dirs
+            .iter()
+            .filter_map(|dir| locate::file_by_build_id(dir, build_id))
+    });
+    for path in under_root.into_iter().chain(by_build_id) {
+        if !path.is_file() {
+            continue;
         }
-    };
-    if !path.is_file() {
-        return None;
-    }
-    let facts = ElfFacts::read(&path)
-        .map_err(|error| problems.push(error))
-        .ok()?;
-    if let Some(wanted) = &key.build_id {
-        if facts.build_id.as_ref() != Some(wanted) {
-            problems.push(FileError::BuildIdMismatch {
-                path,
-                found: facts.build_id.as_deref().map(hex).unwrap_or_default(),
-                wanted: hex(wanted),
-            });
-            return None;
+        let Ok(facts) = ElfFacts::read(&path).map_err(|error| problems.push(error)) else {
+            continue;
+        };
+        if let Some(wanted) = &key.build_id {
+            if facts.build_id.as_ref() != Some(wanted) {
+                problems.push(FileError::BuildIdMismatch {
+                    path,
+                    found: facts.build_id.as_deref().map(hex).unwrap_or_default(),
+                    wanted: hex(wanted),
+                });
+                continue;
+            }
         }
+        return Some((path, facts));
     }
-    Some((path, facts))
+    None
 }
 
 fn find_debug_file(

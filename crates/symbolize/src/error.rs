@@ -3,6 +3,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub use crate::kallsyms::KallsymsError;
+
 /// A file that was found but cannot be used; each is reported once.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
@@ -39,9 +41,11 @@ pub enum FileError {
     OutsideRoot { mapping: String, root: PathBuf },
     #[error("{mapping:?} passes through too many symbolic links under the root {}", root.display())]
     TooManyLinks { mapping: String, root: PathBuf },
+    #[error(transparent)]
+    Kallsyms(#[from] KallsymsError),
 }
 
-/// Why a native location was left without lines.
+/// Why a native or kernel location was left without lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum MissReason {
     /// The location has no mapping, or its mapping names neither a file nor a build id.
@@ -62,11 +66,17 @@ pub enum MissReason {
     DebuginfodFailed,
     /// The request's time budget ran out before the location's turn.
     OutOfTime,
+    /// A kernel location, and the kernel's symbols cannot be read (see
+    /// [`crate::Report::problems`]), or hide their addresses.
+    KallsymsUnreadable,
+    /// A kernel location whose address counts from where a module was
+    /// loaded (as the eBPF profiler writes them), which kallsyms does not say.
+    KernelModuleRelative,
 }
 
 impl MissReason {
     /// Every reason, in order.
-    pub const ALL: [MissReason; 8] = [
+    pub const ALL: [MissReason; 10] = [
         MissReason::NoMapping,
         MissReason::FileNotFound,
         MissReason::OnlyDebugFile,
@@ -75,6 +85,8 @@ impl MissReason {
         MissReason::NoSymbol,
         MissReason::DebuginfodFailed,
         MissReason::OutOfTime,
+        MissReason::KallsymsUnreadable,
+        MissReason::KernelModuleRelative,
     ];
 
     /// A short name for counters and log lines.
@@ -88,6 +100,8 @@ impl MissReason {
             MissReason::NoSymbol => "no_symbol",
             MissReason::DebuginfodFailed => "debuginfod_failed",
             MissReason::OutOfTime => "out_of_time",
+            MissReason::KallsymsUnreadable => "kallsyms_unreadable",
+            MissReason::KernelModuleRelative => "kernel_module_relative",
         }
     }
 }

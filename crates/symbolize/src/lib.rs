@@ -5,8 +5,9 @@
 //! `DIR/.build-id/xx/rest.debug`, then `.gnu_debuglink`, then debuginfod
 //! servers by build id), the runtime address becomes an ELF address
 //! through the file's loadable segments, and addr2line resolves functions,
-//! files, lines and inlined frames (innermost first). Interpreted and
-//! kernel frames are left alone.
+//! files, lines and inlined frames (innermost first). Kernel frames are
+//! named from `/proc/kallsyms` when it is given; interpreted frames are
+//! left alone.
 
 mod binary;
 mod cache;
@@ -14,6 +15,8 @@ mod debuginfod;
 mod dictionary;
 mod elf;
 mod error;
+mod frame_kind;
+mod kallsyms;
 mod locate;
 mod processes;
 
@@ -22,11 +25,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use profbridge_translate::keys::{BUILD_ID_GNU, FRAME_TYPE, MAPPING_FLAGS};
+use profbridge_translate::keys::{BUILD_ID_GNU, BUILD_ID_HTLHASH, MAPPING_FLAGS};
 use profbridge_translate::otlp::{ExportProfilesServiceRequest, Line};
 use rustc_hash::FxHashMap;
 
-use binary::FileKey;
+use binary::{FileKey, Frame, FunctionText};
 use cache::{AddressCache, FileCache, Resolved};
 pub use cache::{CacheLimits, CacheUse, CACHED_ADDRESSES};
 pub use debuginfod::{
@@ -36,6 +39,9 @@ pub use debuginfod::{
 };
 use dictionary::Editor;
 pub use error::{FileError, MissReason};
+use frame_kind::{kernel_address, kind_of, Kind};
+use kallsyms::Kallsyms;
+pub use kallsyms::{KallsymsError, MAX_KALLSYMS_BYTES};
 
 /// Where files are looked for.
 #[derive(Debug, Clone, Default)]
@@ -48,11 +54,15 @@ pub struct Sources {
     /// `root`, which sees the files of a process in another container.
     pub process_roots: Option<PathBuf>,
     /// Folders of separate debug files, such as `/usr/lib/debug`: searched
-    /// by build id (`.build-id/xx/rest.debug`) and for `.gnu_debuglink` names.
+    /// by build id (`.build-id/xx/rest.debug`, and `.build-id/xx/rest` for
+    /// the file itself) and for `.gnu_debuglink` names.
     pub debug_dirs: Vec<PathBuf>,
     /// debuginfod servers, asked by build id when the files above do not
     /// give both the mapped file and its DWARF.
     pub debuginfod: Option<Debuginfod>,
+    /// The kernel's symbols, in `/proc/kallsyms` format, for kernel frames;
+    /// `None` leaves kernel frames alone.
+    pub kallsyms: Option<PathBuf>,
 }
 
 impl Sources {
@@ -72,9 +82,10 @@ pub struct Report {
     pub locations_symbolized: u64,
     /// Lines written, inlined frames included.
     pub frames_symbolized: u64,
-    /// Native locations without lines left so, by reason.
+    /// Native and kernel locations without lines left so, by reason.
     pub misses: BTreeMap<MissReason, u64>,
-    /// Interpreted and kernel locations, not looked at.
+    /// Interpreted locations, and kernel locations when there are no
+    /// kernel symbols to read: not looked at.
     pub left_alone: u64,
     /// Files found but unusable, each reported the first time it is met.
     pub problems: Vec<FileError>,
@@ -95,7 +106,19 @@ pub struct Symbolizer {
     debuginfod: Option<debuginfod::Client>,
     files: FileCache,
     addresses: AddressCache,
+    kernel: KernelSymbols,
 }
+
+/// The kernel's symbols, read the first time a kernel location needs them.
+enum KernelSymbols {
+    NotRead,
+    Read(Kallsyms),
+    Unreadable,
+}
+
+/// The id kernel functions have in the cache of resolved addresses; files
+/// count from 1.
+const KERNEL_FILE: u64 = 0;
 
 impl Symbolizer {
     pub fn new(sources: Sources) -> Self {
@@ -109,6 +132,7 @@ impl Symbolizer {
             files: FileCache::new(limits),
             // Resolved addresses take at most a quarter of the budget.
             addresses: AddressCache::new(limits.bytes / 4),
+            kernel: KernelSymbols::NotRead,
         }
     }
 
@@ -153,33 +177,42 @@ impl Symbolizer {
             if !location.lines.is_empty() {
                 continue;
             }
-            let (address, mapping_index) = (location.address, location.mapping_index);
-            if !is_native(&editor, &location.attribute_indices) {
+            let address = location.address;
+            let mapping_index = usize::try_from(location.mapping_index).unwrap_or(0);
+            let kind = kind_of(&editor, &location.attribute_indices, mapping_index);
+            if kind == Kind::Interpreted
+                || (kind == Kind::Kernel && self.sources.kallsyms.is_none())
+            {
                 report.left_alone += 1;
                 continue;
             }
-            let mapping_index = usize::try_from(mapping_index).unwrap_or(0);
             let pid = pids.get(&index).copied();
-            let target = targets
-                .entry((mapping_index, pid))
-                .or_insert_with(|| target_of(&editor, mapping_index, pid));
-            let Some(target) = target else {
+            let target = match kind {
+                Kind::Native => targets
+                    .entry((mapping_index, pid))
+                    .or_insert_with(|| target_of(&editor, mapping_index, pid))
+                    .as_ref(),
+                _ => None,
+            };
+            if kind == Kind::Native && target.is_none() {
                 *report.misses.entry(MissReason::NoMapping).or_default() += 1;
                 continue;
-            };
+            }
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 *report.misses.entry(MissReason::OutOfTime).or_default() += 1;
                 continue;
             }
-            let outcome = self.resolve(target, address, &mut report);
+            let outcome = match target {
+                Some(target) => self.resolve(target, address, &mut report),
+                None => self.resolve_kernel(&editor, mapping_index, address, &mut report),
+            };
             match outcome {
-                Ok((frames, has_dwarf)) => {
+                Ok((frames, found)) => {
                     let lines = write_lines(&mut editor, &frames);
                     let mapping_flags = flags.entry(mapping_index).or_default();
-                    mapping_flags[0] |= frames.iter().any(|f| !f.function.name.is_empty());
-                    mapping_flags[1] |= frames.iter().any(|f| !f.function.file.is_empty());
-                    mapping_flags[2] |= frames.iter().any(|f| f.line > 0);
-                    mapping_flags[3] |= has_dwarf;
+                    for (flag, found) in mapping_flags.iter_mut().zip(found) {
+                        *flag |= found;
+                    }
                     report.locations_symbolized += 1;
                     report.frames_symbolized += lines.len() as u64;
                     if let Some(location) = editor.dictionary.location_table.get_mut(index) {
@@ -192,6 +225,9 @@ impl Symbolizer {
         let mut flagged: Vec<_> = flags.into_iter().collect();
         flagged.sort_unstable_by_key(|(mapping, _)| *mapping);
         for (mapping, set) in flagged {
+            if mapping == 0 {
+                continue;
+            }
             for (key, set) in MAPPING_FLAGS.iter().zip(set) {
                 if set {
                     editor.set_mapping_flag(mapping, key);
@@ -201,14 +237,14 @@ impl Symbolizer {
         report
     }
 
-    /// The frames at runtime `address` of a mapping, and whether they come
-    /// from DWARF.
+    /// The frames at `address` of a mapping, and which of the mapping's
+    /// `pprof.mapping.has_*` flags they make true.
     fn resolve(
         &mut self,
         target: &Target,
         address: u64,
         report: &mut Report,
-    ) -> Result<(Arc<[Resolved]>, bool), MissReason> {
+    ) -> Result<(Arc<[Resolved]>, [bool; 4]), MissReason> {
         let binary = self.files.get(
             &self.sources,
             self.debuginfod.as_ref(),
@@ -217,8 +253,9 @@ impl Symbolizer {
             &mut report.cache,
         )?;
         let (id, has_dwarf) = (binary.id, binary.has_dwarf);
-        let elf_address = if target.start == 0 && target.limit == 0 {
-            Some(address)
+        let elf_address = if target.elf_addresses {
+            let inside = target.limit == 0 || (target.start..target.limit).contains(&address);
+            inside.then_some(address)
         } else if !binary.places_offsets {
             return Err(MissReason::OnlyDebugFile);
         } else if address < target.start || (target.limit != 0 && address >= target.limit) {
@@ -243,18 +280,69 @@ impl Symbolizer {
         if frames.is_empty() {
             return Err(MissReason::NoSymbol);
         }
-        Ok((frames, has_dwarf))
+        let found = [
+            frames.iter().any(|f| !f.function.name.is_empty()),
+            frames.iter().any(|f| !f.function.file.is_empty()),
+            frames.iter().any(|f| f.line > 0),
+            has_dwarf,
+        ];
+        Ok((frames, found))
     }
-}
 
-/// Whether a location is native code: no `profile.frame.type`, or `native`.
-fn is_native(editor: &Editor<'_>, attribute_indices: &[i32]) -> bool {
-    attribute_indices
-        .iter()
-        .all(|&i| match editor.attribute(i) {
-            Some((key, value)) if key == FRAME_TYPE => value.is_none_or(|v| v == "native"),
-            _ => true,
-        })
+    /// The kernel function at `address` of a kernel location of mapping
+    /// `mapping_index`: one frame, named, with the module (`[ext4]`) as its
+    /// file name for a module's function; of the mapping's flags, only
+    /// `has_functions`.
+    fn resolve_kernel(
+        &mut self,
+        editor: &Editor<'_>,
+        mapping_index: usize,
+        address: u64,
+        report: &mut Report,
+    ) -> Result<(Arc<[Resolved]>, [bool; 4]), MissReason> {
+        if matches!(self.kernel, KernelSymbols::NotRead) {
+            let path = self.sources.kallsyms.as_deref();
+            self.kernel = match path.map(Kallsyms::read) {
+                Some(Ok(symbols)) => KernelSymbols::Read(symbols),
+                Some(Err(error)) => {
+                    report.problems.push(error.into());
+                    KernelSymbols::Unreadable
+                }
+                None => KernelSymbols::Unreadable,
+            };
+        }
+        let KernelSymbols::Read(symbols) = &self.kernel else {
+            return Err(MissReason::KallsymsUnreadable);
+        };
+        let address = kernel_address(editor, mapping_index, address, symbols)?;
+        let frames = match self.addresses.get(KERNEL_FILE, address) {
+            Some(frames) => {
+                report.cache.address_hits += 1;
+                frames
+            }
+            None => {
+                report.cache.address_misses += 1;
+                let found = symbols.lookup(address).map(|symbol| Frame {
+                    function: FunctionText {
+                        name: symbol.name.to_owned(),
+                        system_name: symbol.name.to_owned(),
+                        file: symbol
+                            .module
+                            .map(|module| format!("[{module}]"))
+                            .unwrap_or_default(),
+                    },
+                    line: 0,
+                    column: 0,
+                });
+                self.addresses
+                    .insert(KERNEL_FILE, address, found.into_iter().collect())
+            }
+        };
+        if frames.is_empty() {
+            return Err(MissReason::NoSymbol);
+        }
+        Ok((frames, [true, false, false, false]))
+    }
 }
 
 /// A mapping to resolve addresses in: the file it names and where it was
@@ -264,6 +352,12 @@ struct Target {
     start: u64,
     limit: u64,
     file_offset: u64,
+    /// Whether the mapping's addresses are the file's ELF virtual
+    /// addresses already: the OpenTelemetry eBPF profiler's mappings (those
+    /// with a `process.executable.build_id.htlhash`, its own file id),
+    /// whose start, limit and locations it writes in the file's address
+    /// space; and mappings with start and limit 0.
+    elf_addresses: bool,
 }
 
 /// The target of mapping `index` in process `pid`, or `None` when there is
@@ -274,23 +368,29 @@ fn target_of(editor: &Editor<'_>, index: usize, pid: Option<u32>) -> Option<Targ
     }
     let mapping = editor.dictionary.mapping_table.get(index)?;
     let path = editor.text(mapping.filename_strindex).to_owned();
-    let build_id = mapping
-        .attribute_indices
-        .iter()
-        .find_map(|&i| match editor.attribute(i) {
-            Some((key, Some(value))) if key == BUILD_ID_GNU => elf::unhex(value),
-            _ => None,
-        });
+    let value_of = |wanted: &str| {
+        mapping
+            .attribute_indices
+            .iter()
+            .find_map(|&i| match editor.attribute(i) {
+                Some((key, value)) if key == wanted => Some(value),
+                _ => None,
+            })
+    };
+    let build_id = value_of(BUILD_ID_GNU).flatten().and_then(elf::unhex);
+    let from_ebpf_profiler = value_of(BUILD_ID_HTLHASH).is_some();
     let names_a_file = path.starts_with('/');
+    let (start, limit) = (mapping.memory_start, mapping.memory_limit);
     (names_a_file || build_id.is_some()).then_some(Target {
         key: FileKey {
             path,
             build_id,
             pid,
         },
-        start: mapping.memory_start,
-        limit: mapping.memory_limit,
+        start,
+        limit,
         file_offset: mapping.file_offset,
+        elf_addresses: from_ebpf_profiler || (start == 0 && limit == 0),
     })
 }
 

@@ -83,6 +83,16 @@ pub(crate) fn under_root(root: &Path, mapping_path: &str) -> Result<Option<PathB
 
 /// `DIR/.build-id/xx/rest.debug`.
 pub(crate) fn by_build_id(debug_dir: &Path, build_id: &[u8]) -> Option<PathBuf> {
+    build_id_entry(debug_dir, build_id, ".debug")
+}
+
+/// `DIR/.build-id/xx/rest`: the file itself, where gdb looks for the
+/// executable of a build id (Fedora's `/usr/lib/.build-id` links).
+pub(crate) fn file_by_build_id(debug_dir: &Path, build_id: &[u8]) -> Option<PathBuf> {
+    build_id_entry(debug_dir, build_id, "")
+}
+
+fn build_id_entry(debug_dir: &Path, build_id: &[u8], suffix: &str) -> Option<PathBuf> {
     let (first, rest) = build_id.split_first()?;
     if rest.is_empty() {
         return None;
@@ -91,7 +101,7 @@ pub(crate) fn by_build_id(debug_dir: &Path, build_id: &[u8]) -> Option<PathBuf> 
         debug_dir
             .join(".build-id")
             .join(hex(&[*first]))
-            .join(format!("{}.debug", hex(rest))),
+            .join(format!("{}{suffix}", hex(rest))),
     )
 }
 
@@ -190,6 +200,10 @@ mod tests {
             Some(PathBuf::from("/usr/lib/debug/.build-id/ab/cdef.debug"))
         );
         assert_eq!(by_build_id(Path::new("/d"), &[0xab]), None);
+        assert_eq!(
+            file_by_build_id(Path::new("/usr/lib"), &[0xab, 0xcd, 0xef]),
+            Some(PathBuf::from("/usr/lib/.build-id/ab/cdef"))
+        );
     }
 
     #[test]

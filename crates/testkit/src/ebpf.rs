@@ -277,13 +277,15 @@ impl CallTree {
 /// attributes and a scope named after the agent; a `cpu` profile
 /// (`samples`/`count`, period `cpu`/`nanoseconds`, timestamps only) and an
 /// `off_cpu` profile (`off_cpu`/`nanoseconds`, values beside timestamps,
-/// no period type: pdata writes an empty one); kernel frames (a symbol, no
-/// mapping), native frames (an address in a mapping with
-/// `process.executable.build_id.gnu`, `.go` and `.htlhash` attributes) and
-/// interpreted frames (a function, file and line), each typed by a
-/// `profile.frame.type` location attribute; samples with `thread.name`,
-/// `thread.id` and `cpu.logical_number`; some samples linked to a trace.
-/// `samples` samples per profile.
+/// no period type: pdata writes an empty one); kernel frames (a symbol and
+/// the `vmlinux` mapping, the address counted from the kernel's start),
+/// native frames (an ELF address in a mapping named after the file's base
+/// name, with `process.executable.build_id.gnu`, `.go` and `.htlhash`
+/// attributes) and interpreted frames (a function, file and line), each
+/// typed by a `profile.frame.type` location attribute; samples with
+/// `thread.name`, `thread.id` and `cpu.logical_number`; some samples linked
+/// to a trace. `samples` samples per profile. The shapes are those of
+/// crate::ebpf_profiler, which documents them with the profiler's sources.
 pub fn ebpf_profiler_request(samples: usize, seed: u64) -> ExportProfilesServiceRequest {
     let mut rng = SeededRng::new(seed);
     let mut strings = Strings(vec![String::new()]);
@@ -324,28 +326,32 @@ pub fn ebpf_profiler_request(samples: usize, seed: u64) -> ExportProfilesService
     };
     let text = |s: &str| any_value::Value::StringValue(s.to_owned());
 
-    // Mappings: an executable with all three build ids, a Go binary and
-    // libc.
+    // Mappings: an executable, a Go binary (with a Go build id) and libc,
+    // named by their base names; then the kernel's.
     let binaries: [(&str, [&str; 3]); 3] = [
         (
-            "/usr/bin/app",
+            "app",
             [
                 "9f3c1e2a4b5d6e7f8091a2b3c4d5e6f708192a3b",
                 "",
-                "4d2f0e1c9b8a7766",
+                "4d2f0e1c9b8a77660123456789abcdef",
             ],
         ),
         (
-            "/usr/local/bin/server",
+            "server",
             [
                 "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567",
                 "Go1abcdefghijklmnopq/rstuvwxyzABCDEFGHIJ/KLMNOPQRSTUVWXYZ01234/56789abcdefghijklmno",
-                "c0ffee0123456789",
+                "c0ffee0123456789fedcba9876543210",
             ],
         ),
         (
-            "/usr/lib/x86_64-linux-gnu/libc.so.6",
-            ["6e3c087aca9b39549e4ba92c451f1e399b586e28", "", "a1b2c3d4e5f60718"],
+            "libc.so.6",
+            [
+                "6e3c087aca9b39549e4ba92c451f1e399b586e28",
+                "",
+                "a1b2c3d4e5f607180f1e2d3c4b5a6978",
+            ],
         ),
     ];
     let mut native_mappings = Vec::new();
@@ -361,16 +367,41 @@ pub fn ebpf_profiler_request(samples: usize, seed: u64) -> ExportProfilesService
                 attribute_indices.push(attribute(&mut d, &mut strings, key, text(value)));
             }
         }
-        let start = 0x5555_0000_0000 + i as u64 * 0x1000_0000;
+        // The code segment, in the file's own addresses.
+        let file_offset = 0x1000 * (1 + i as u64);
+        let start = 0x40_0000 * i as u64 + file_offset;
         d.mapping_table.push(Mapping {
             memory_start: start,
             memory_limit: start + 0x80_0000,
-            file_offset: 0x1000 * i as u64,
+            file_offset,
             filename_strindex,
             attribute_indices,
         });
-        native_mappings.push((d.mapping_table.len() - 1) as i32);
+        native_mappings.push(((d.mapping_table.len() - 1) as i32, start));
     }
+    let kernel_mapping = {
+        let filename_strindex = strings.add("vmlinux".to_owned());
+        let attribute_indices = vec![
+            attribute(
+                &mut d,
+                &mut strings,
+                "process.executable.build_id.gnu",
+                text("1f2e3d4c5b6a79881f2e3d4c5b6a79881f2e3d4c"),
+            ),
+            attribute(
+                &mut d,
+                &mut strings,
+                "process.executable.build_id.htlhash",
+                text("1f2e3d4c5b6a79881f2e3d4c5b6a7988"),
+            ),
+        ];
+        d.mapping_table.push(Mapping {
+            filename_strindex,
+            attribute_indices,
+            ..Mapping::default()
+        });
+        (d.mapping_table.len() - 1) as i32
+    };
 
     let function = |d: &mut ProfilesDictionary, strings: &mut Strings, name: &str, file: &str| {
         let name_strindex = strings.add(name.to_owned());
@@ -400,8 +431,8 @@ pub fn ebpf_profiler_request(samples: usize, seed: u64) -> ExportProfilesService
                     "kernel" => {
                         let f = function(d, strings, &format!("do_syscall_{i}"), "");
                         Location {
-                            mapping_index: 0,
-                            address: 0xffff_ffff_8100_0000 + rng.below(0x10_0000) as u64,
+                            mapping_index: kernel_mapping,
+                            address: rng.below(0x10_0000) as u64,
                             lines: vec![Line {
                                 function_index: f,
                                 line: 0,
@@ -411,10 +442,10 @@ pub fn ebpf_profiler_request(samples: usize, seed: u64) -> ExportProfilesService
                         }
                     }
                     "native" => {
-                        let mapping = native_mappings[rng.below(native_mappings.len())];
+                        let (mapping, start) = native_mappings[rng.below(native_mappings.len())];
                         Location {
                             mapping_index: mapping,
-                            address: 0x1000 + rng.below(0x7f_0000) as u64,
+                            address: start + rng.below(0x7f_0000) as u64,
                             lines: Vec::new(),
                             attribute_indices: vec![frame_type],
                         }

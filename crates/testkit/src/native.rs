@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use opentelemetry_proto::tonic::collector::profiles::v1development::ExportProfilesServiceRequest;
+use opentelemetry_proto::tonic::profiles::v1development::{Location, ProfilesDictionary};
 
 use crate::c::build_cxx_once;
 use crate::{missing_prerequisite, require_tool};
@@ -172,6 +173,8 @@ pub struct LoadSegment {
     pub offset: u64,
     pub vaddr: u64,
     pub file_size: u64,
+    /// Its flags hold `E`: the segment is code.
+    pub executable: bool,
 }
 
 /// The PT_LOAD headers of `file`, read by binutils' readelf.
@@ -181,10 +184,13 @@ pub fn load_segments(file: &Path) -> Vec<LoadSegment> {
     text.lines()
         .filter_map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
+            // Type Offset VirtAddr PhysAddr FileSiz MemSiz Flg... Align,
+            // the flags in one to three fields (`R E`).
             (fields.first() == Some(&"LOAD")).then(|| LoadSegment {
                 offset: hex(fields[1]),
                 vaddr: hex(fields[2]),
                 file_size: hex(fields[4]),
+                executable: fields[6..fields.len() - 1].contains(&"E"),
             })
         })
         .collect()
@@ -356,23 +362,28 @@ pub fn locations_of(
             mapping.file_offset,
             location.address,
         );
-        let lines = location
-            .lines
-            .iter()
-            .map(|line| {
-                let function = &dictionary.function_table[line.function_index as usize];
-                Written {
-                    name: text(function.name_strindex),
-                    system_name: text(function.system_name_strindex),
-                    file: text(function.filename_strindex),
-                    line: line.line as u64,
-                    column: line.column as u64,
-                }
-            })
-            .collect();
-        found.push((address, lines));
+        found.push((address, written_lines(dictionary, location)));
     }
     found
+}
+
+/// The lines of `location`, with their functions' strings.
+pub fn written_lines(dictionary: &ProfilesDictionary, location: &Location) -> Vec<Written> {
+    let text = |i: i32| dictionary.string_table[i as usize].clone();
+    location
+        .lines
+        .iter()
+        .map(|line| {
+            let function = &dictionary.function_table[line.function_index as usize];
+            Written {
+                name: text(function.name_strindex),
+                system_name: text(function.system_name_strindex),
+                file: text(function.filename_strindex),
+                line: line.line as u64,
+                column: line.column as u64,
+            }
+        })
+        .collect()
 }
 
 /// Checks every location of `file` against llvm-symbolizer on `oracle_file`
@@ -383,7 +394,17 @@ pub fn assert_matches_oracle(
     file: &Path,
     oracle_file: &Path,
 ) -> (usize, usize) {
-    let locations = locations_of(request, file);
+    assert_frames_match_oracle(&locations_of(request, file), file, oracle_file)
+}
+
+/// Checks each (ELF address, lines written) of `file` against
+/// llvm-symbolizer on `oracle_file`; returns how many locations and how
+/// many with inlined frames were compared.
+pub fn assert_frames_match_oracle(
+    locations: &[(u64, Vec<Written>)],
+    file: &Path,
+    oracle_file: &Path,
+) -> (usize, usize) {
     let addresses: Vec<u64> = locations.iter().map(|(a, _)| *a).collect();
     let demangled = llvm_symbolize(oracle_file, &addresses, true);
     let mangled = llvm_symbolize(oracle_file, &addresses, false);

@@ -65,6 +65,7 @@ pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
         process_roots: args.process_roots.clone(),
         debug_dirs: args.debug_dirs.clone(),
         debuginfod,
+        kallsyms: args.kallsyms.clone(),
     });
     run_with(&args.convert, Some(&mut symbolizer))
 }

@@ -7,6 +7,9 @@ use crate::settings::{Options, Problem};
 /// How long one request may spend being symbolized, by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Where kernel symbols are read, by default.
+pub const DEFAULT_KALLSYMS: &str = "/proc/kallsyms";
+
 /// `processors.symbolize`: where ELF files and debug files are read from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -19,6 +22,8 @@ pub struct SymbolizeProcessorConfig {
     pub process_roots: String,
     /// Folders of separate debug files (build-id trees, debuglink targets).
     pub debug_directories: Vec<String>,
+    /// The kernel's symbols, for kernel frames; empty leaves them alone.
+    pub kallsyms: String,
     /// How many files stay open.
     pub cache_files: usize,
     /// How many bytes the opened files and resolved addresses may take.
@@ -101,6 +106,7 @@ impl Default for SymbolizeProcessorConfig {
             root: "/".to_owned(),
             process_roots: String::new(),
             debug_directories: Vec::new(),
+            kallsyms: DEFAULT_KALLSYMS.to_owned(),
             cache_files: CacheLimits::default().files,
             cache_max_bytes: ByteSize(CacheLimits::default().bytes),
             timeout: DEFAULT_TIMEOUT,
@@ -119,7 +125,12 @@ impl SymbolizeProcessorConfig {
         if self.cache_max_bytes.0 == 0 {
             problems.push(Problem::new("cache_max_bytes", "must be more than 0"));
         }
-        for (key, path) in [("root", &self.root), ("process_roots", &self.process_roots)] {
+        let paths = [
+            ("root", &self.root),
+            ("process_roots", &self.process_roots),
+            ("kallsyms", &self.kallsyms),
+        ];
+        for (key, path) in paths {
             if !path.is_empty() && !path.starts_with('/') {
                 problems.push(Problem::new(
                     key,
@@ -165,10 +176,11 @@ impl SymbolizeProcessorConfig {
             && self.process_roots.is_empty()
             && self.debug_directories.is_empty()
             && !asks_servers
+            && self.kallsyms.is_empty()
         {
             problems.push(Problem::new(
                 "root",
-                "is empty and there are no debug_directories nor debuginfod.urls: nothing to read symbols from",
+                "is empty and there are no process_roots, debug_directories, debuginfod.urls or kallsyms: nothing to read symbols from",
             ));
         }
         problems
@@ -199,6 +211,7 @@ mod tests {
         let config: SymbolizeProcessorConfig = serde_json::from_str("{}").unwrap();
         assert_eq!(config, SymbolizeProcessorConfig::default());
         assert_eq!(config.root, "/");
+        assert_eq!(config.kallsyms, "/proc/kallsyms");
         assert!(config.problems().is_empty());
     }
 
@@ -206,21 +219,26 @@ mod tests {
     fn problems_name_their_key() {
         assert_eq!(
             messages(
-                r#"{"root": "proc/1/root", "process_roots": "proc", "debug_directories": ["debug"], "cache_files": 0, "cache_max_bytes": 0}"#
+                r#"{"root": "proc/1/root", "process_roots": "proc", "debug_directories": ["debug"], "cache_files": 0, "cache_max_bytes": 0,
+                    "kallsyms": "proc/kallsyms"}"#
             ),
             [
                 "cache_files: must be at least 1",
                 "cache_max_bytes: must be more than 0",
                 "root: \"proc/1/root\" is not an absolute path",
                 "process_roots: \"proc\" is not an absolute path",
+                "kallsyms: \"proc/kallsyms\" is not an absolute path",
                 "debug_directories[0]: \"debug\" is not an absolute path",
             ]
         );
         assert_eq!(
-            messages(r#"{"root": ""}"#),
-            ["root: is empty and there are no debug_directories nor debuginfod.urls: nothing to read symbols from"]
+            messages(r#"{"root": "", "kallsyms": ""}"#),
+            ["root: is empty and there are no process_roots, debug_directories, debuginfod.urls or kallsyms: nothing to read symbols from"]
         );
-        assert!(messages(r#"{"root": "", "debug_directories": ["/d"]}"#).is_empty());
+        assert!(
+            messages(r#"{"root": "", "kallsyms": "", "debug_directories": ["/d"]}"#).is_empty()
+        );
+        assert!(messages(r#"{"root": ""}"#).is_empty());
         assert!(serde_json::from_str::<SymbolizeProcessorConfig>(r#"{"roots": "/"}"#).is_err());
         assert_eq!(
             messages(r#"{"debuginfod": {"urls": ["ftp://d.example"], "cache_dir": "/c"}}"#),

@@ -47,7 +47,7 @@ impl SymbolizeMetrics {
             .map(|&reason| {
                 let counter = counter(
                     "profbridge_symbolize_misses_total",
-                    "Native locations left without lines, by reason.",
+                    "Native and kernel locations left without lines, by reason.",
                     &[("reason", reason.as_str())],
                 );
                 (reason, counter)
@@ -55,7 +55,7 @@ impl SymbolizeMetrics {
             .collect();
         let left_alone = counter(
             "profbridge_symbolize_left_alone_total",
-            "Interpreted and kernel locations, not looked at.",
+            "Interpreted locations, and kernel locations when there is no kallsyms to read: not looked at.",
             &[],
         );
         let cache = |cache: &str, result: &str| {

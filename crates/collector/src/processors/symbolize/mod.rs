@@ -45,6 +45,7 @@ impl SymbolizeProcessor {
             process_roots: folder(&config.process_roots),
             debug_dirs: config.debug_directories.iter().map(PathBuf::from).collect(),
             debuginfod: debuginfod_of(&config.debuginfod),
+            kallsyms: folder(&config.kallsyms),
         };
         let limits = CacheLimits {
             files: config.cache_files,
