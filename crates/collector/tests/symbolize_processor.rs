@@ -28,9 +28,13 @@ use profbridge_collector::service;
 use profbridge_collector::settings::client::ClientSettings;
 use profbridge_collector::telemetry::Registry;
 use profbridge_testkit::debuginfod::DebuginfodServer;
+use profbridge_testkit::ebpf_profiler::{
+    ebpf_profiler_native_request, profiler_locations_of, NativeFrames,
+};
 use profbridge_testkit::native::{
-    add_build_id, assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of,
-    native_programs, split_debug_info, split_into_build_id_tree, under,
+    add_build_id, assert_frames_match_oracle, assert_matches_oracle, build_id,
+    gperftools_cpu_profile_of, locations_of, native_programs, split_debug_info,
+    split_into_build_id_tree, under,
 };
 use profbridge_testkit::require_tool;
 use profbridge_testkit::{files_under, TempDir};
@@ -240,6 +244,35 @@ async fn files_fetched_from_a_debuginfod_server_resolve_in_the_processor() {
         .sum();
     assert_eq!(misses, 0.0);
     assert!(cache.join(&ids[0]).join("debuginfo").is_file());
+
+    // The same samples as the eBPF profiler sends them (base names, ELF
+    // addresses, build ids), through a new cache: fetched again.
+    let native: Vec<NativeFrames> = [&programs.pie, &programs.library]
+        .into_iter()
+        .map(|file| NativeFrames {
+            file: file.clone(),
+            addresses: locations_of(&request, file)
+                .into_iter()
+                .map(|(a, _)| a)
+                .collect(),
+        })
+        .collect();
+    let profiled = ebpf_profiler_native_request(&programs.pie, &native, &[], &[]);
+    let (written, _) = through_the_processor(
+        &format!(
+            "root: \"\"\n    debuginfod:\n      urls: [{}]\n      cache_dir: {}\n      timeout: 30s",
+            server.url,
+            dir.path().join("second-cache").display()
+        ),
+        &profiled,
+        &dir.path().join("second-data"),
+    )
+    .await;
+    for (frames, file) in native.iter().zip([&programs.pie, &programs.library]) {
+        let (compared, _) =
+            assert_frames_match_oracle(&profiler_locations_of(&written, file), file, file);
+        assert_eq!(compared, frames.addresses.len());
+    }
 }
 
 /// The OTLP form of a gperftools profile, as agents send it.

@@ -21,7 +21,8 @@ use std::sync::OnceLock;
 
 use profbridge_symbolize::{FileError, KallsymsError, MissReason, Report, Sources, Symbolizer};
 use profbridge_testkit::ebpf_profiler::{
-    base_name, ebpf_profiler_native_request, InterpretedFrame, KernelFrame, NativeFrames,
+    base_name, ebpf_profiler_native_request, profiler_locations_of, InterpretedFrame, KernelFrame,
+    NativeFrames,
 };
 use profbridge_testkit::kernel::{kallsyms_oracle, KernelAnswer};
 use profbridge_testkit::native::{
@@ -136,29 +137,6 @@ fn frame_type(request: &ExportProfilesServiceRequest, location: &Location) -> St
         .unwrap_or_default()
 }
 
-/// (ELF address, lines) of the locations in `file`'s mappings, which the
-/// profiler names by the file's base name and whose addresses are ELF
-/// addresses.
-fn ebpf_locations_of(
-    request: &ExportProfilesServiceRequest,
-    file: &Path,
-) -> Vec<(u64, Vec<Written>)> {
-    let dictionary = request.dictionary.as_ref().unwrap();
-    let name = base_name(file);
-    dictionary
-        .location_table
-        .iter()
-        .skip(1)
-        .filter(|l| {
-            l.mapping_index != 0
-                && dictionary.string_table
-                    [dictionary.mapping_table[l.mapping_index as usize].filename_strindex as usize]
-                    == name
-        })
-        .map(|l| (l.address, written_lines(dictionary, l)))
-        .collect()
-}
-
 /// Symbolizes an eBPF-profiler request of our programs with `sources` and
 /// checks it against llvm-symbolizer and against what it was.
 fn assert_resolves_as_the_oracle(programs: &NativePrograms, sources: Sources) -> Report {
@@ -185,14 +163,14 @@ fn assert_resolves_as_the_oracle(programs: &NativePrograms, sources: Sources) ->
     assert_eq!(report.locations_symbolized as usize, natives, "{report:?}");
     for (frames, program) in native.iter().zip([&programs.pie, &programs.non_pie]) {
         let (compared, inlined) =
-            assert_frames_match_oracle(&ebpf_locations_of(&request, program), program, program);
+            assert_frames_match_oracle(&profiler_locations_of(&request, program), program, program);
         assert_eq!(compared, frames.addresses.len());
         assert!(compared >= 3, "{}: {compared}", program.display());
         assert!(inlined >= 1, "{}: no inlined frames", program.display());
     }
     let library = &programs.library;
     let (compared, _) =
-        assert_frames_match_oracle(&ebpf_locations_of(&request, library), library, library);
+        assert_frames_match_oracle(&profiler_locations_of(&request, library), library, library);
     assert!(compared >= 1, "no samples in our shared library");
     report
 }

@@ -45,7 +45,7 @@ use opentelemetry_proto::tonic::profiles::v1development::{
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 
-use crate::native::{build_id, load_segments, Written};
+use crate::native::{build_id, load_segments, written_lines, Written};
 
 /// A native file and ELF addresses in its code, as the profiler's frames
 /// hold them.
@@ -443,5 +443,28 @@ pub fn python_decoded_locations(python: &Path, file: &Path) -> Vec<DecodedLocati
                     .collect(),
             },
         )
+        .collect()
+}
+
+/// (ELF address, lines) of the locations in `file`'s mappings, which the
+/// profiler names by the file's base name and whose addresses are ELF
+/// addresses.
+pub fn profiler_locations_of(
+    request: &ExportProfilesServiceRequest,
+    file: &Path,
+) -> Vec<(u64, Vec<Written>)> {
+    let dictionary = request.dictionary.as_ref().expect("a dictionary");
+    let name = base_name(file);
+    dictionary
+        .location_table
+        .iter()
+        .skip(1)
+        .filter(|l| {
+            l.mapping_index != 0
+                && dictionary.string_table
+                    [dictionary.mapping_table[l.mapping_index as usize].filename_strindex as usize]
+                    == name
+        })
+        .map(|l| (l.address, written_lines(dictionary, l)))
         .collect()
 }
