@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use profbridge_symbolize::{FileError, KallsymsError, MissReason, Report, Sources, Symbolizer};
 use profbridge_testkit::ebpf_profiler::{
-    base_name, ebpf_profiler_native_request, profiler_locations_of, InterpretedFrame, KernelFrame,
+    ebpf_profiler_native_request, profiler_locations_of, InterpretedFrame, KernelFrame,
     NativeFrames,
 };
 use profbridge_testkit::kernel::{kallsyms_oracle, KernelAnswer};
