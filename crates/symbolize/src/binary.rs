@@ -1,5 +1,6 @@
 //! One mapped file made ready to resolve addresses: its loadable segments
-//! and the DWARF (or symbol table) of the file or of its debug file.
+//! and the DWARF (or symbol table) of the file or of its debug file, or
+//! Go's own tables when a Go binary has no DWARF.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::debuginfod::{Client, Fetched, Kind};
 use crate::elf::{hex, ElfFacts};
 use crate::error::{FileError, MissReason};
+use crate::gopclntab::GoTables;
 use crate::locate;
 use crate::Sources;
 
@@ -31,8 +33,13 @@ pub(crate) struct Binary {
     /// (`objcopy --only-keep-debug` rewrites them).
     pub places_offsets: bool,
     debug: addr2line::Loader,
-    pub has_dwarf: bool,
-    /// The size of the file `debug` reads, which it maps.
+    /// Go's own tables, read when there is no DWARF.
+    go: Option<GoTables>,
+    /// Whether inlined functions are told apart: from DWARF, or from Go's
+    /// inline trees.
+    pub has_inline_frames: bool,
+    /// The size of the file `debug` reads, which it maps, and of Go's
+    /// tables, which are read into memory.
     pub bytes: u64,
 }
 
@@ -85,6 +92,7 @@ impl Binary {
             )
             .or_else(|| remote.fetch(build_id.as_deref()?, Kind::Debuginfo, problems)),
         };
+        let executable_path = executable.as_ref().map(|(path, _)| path.clone());
         let (dwarf_path, facts, has_dwarf, places_offsets) = match (executable, debug_file) {
             (Some((_, exe)), Some((debug_path, debug))) => (debug_path, exe, debug.has_dwarf, true),
             (Some((path, exe)), None) => {
@@ -101,14 +109,22 @@ impl Binary {
             }
             (None, None) => return Err(MissReason::FileNotFound),
         };
+        let go = match executable_path {
+            Some(path) if !has_dwarf => go_tables(&path, problems),
+            _ => None,
+        };
+        let has_inline_frames = has_dwarf || go.as_ref().is_some_and(GoTables::has_inline_trees);
+        let bytes = std::fs::metadata(&dwarf_path).map_or(0, |m| m.len())
+            + go.as_ref().map_or(0, GoTables::heap_bytes);
         match addr2line::Loader::new(&dwarf_path) {
             Ok(debug) => Ok(Self {
                 id: 0,
                 facts,
                 places_offsets,
                 debug,
-                has_dwarf,
-                bytes: std::fs::metadata(&dwarf_path).map_or(0, |m| m.len()),
+                go,
+                has_inline_frames,
+                bytes,
             }),
             Err(error) => {
                 problems.push(FileError::DebugInfo {
@@ -128,6 +144,9 @@ impl Binary {
     /// The inline chain at ELF address `address`, innermost first; empty
     /// when nothing covers it.
     pub fn frames(&self, address: u64) -> Vec<Frame> {
+        if let Some(frames) = self.go_frames(address) {
+            return frames;
+        }
         let mut frames = Vec::new();
         if let Ok(mut iter) = self.debug.find_frames(address) {
             while let Ok(Some(frame)) = iter.next() {
@@ -177,6 +196,39 @@ impl Binary {
         frames.retain(|f| !f.function.system_name.is_empty() || !f.function.file.is_empty());
         frames
     }
+
+    /// The chain from Go's tables, when they cover `address`; a Go binary
+    /// linked with C code leaves that code to the symbol table.
+    fn go_frames(&self, address: u64) -> Option<Vec<Frame>> {
+        let frames = self.go.as_ref()?.frames(address).ok()?;
+        let frames: Vec<Frame> = frames
+            .into_iter()
+            .map(|frame| Frame {
+                function: FunctionText {
+                    system_name: frame.function.clone(),
+                    name: frame.function,
+                    file: frame.file,
+                },
+                line: frame.line,
+                column: 0,
+            })
+            .collect();
+        (!frames.is_empty()).then_some(frames)
+    }
+}
+
+/// Go's tables of the executable at `path`, if it is a Go binary; tables
+/// that cannot be read are reported.
+fn go_tables(path: &Path, problems: &mut Vec<FileError>) -> Option<GoTables> {
+    GoTables::open(path)
+        .map_err(|source| {
+            problems.push(FileError::GoTables {
+                path: path.to_path_buf(),
+                source,
+            })
+        })
+        .ok()
+        .flatten()
 }
 
 /// The debuginfod servers, and whether one failed (then the file's other

@@ -30,6 +30,12 @@ pub enum FileError {
     },
     #[error("{}: its debug information cannot be loaded: {message}", path.display())]
     DebugInfo { path: PathBuf, message: String },
+    #[error("{}: its Go symbol tables cannot be read: {source}", path.display())]
+    GoTables {
+        path: PathBuf,
+        #[source]
+        source: crate::gopclntab::GoTablesError,
+    },
     #[error("debuginfod {url}: build id {build_id}: {source}")]
     Debuginfod {
         url: String,

@@ -5,7 +5,8 @@
 //! `DIR/.build-id/xx/rest.debug`, then `.gnu_debuglink`, then debuginfod
 //! servers by build id), the runtime address becomes an ELF address
 //! through the file's loadable segments, and addr2line resolves functions,
-//! files, lines and inlined frames (innermost first). Kernel frames are
+//! files, lines and inlined frames (innermost first); Go binaries without
+//! DWARF resolve from Go's own tables (`gopclntab`). Kernel frames are
 //! named from `/proc/kallsyms` when it is given; interpreted frames are
 //! left alone.
 
@@ -16,6 +17,7 @@ mod dictionary;
 mod elf;
 mod error;
 mod frame_kind;
+mod gopclntab;
 mod kallsyms;
 mod locate;
 mod processes;
@@ -40,6 +42,7 @@ pub use debuginfod::{
 use dictionary::Editor;
 pub use error::{FileError, MissReason};
 use frame_kind::{kernel_address, kind_of, Kind};
+pub use gopclntab::GoTablesError;
 use kallsyms::Kallsyms;
 pub use kallsyms::{KallsymsError, MAX_KALLSYMS_BYTES};
 
@@ -252,7 +255,7 @@ impl Symbolizer {
             &mut report.problems,
             &mut report.cache,
         )?;
-        let (id, has_dwarf) = (binary.id, binary.has_dwarf);
+        let (id, has_inline_frames) = (binary.id, binary.has_inline_frames);
         let elf_address = if target.elf_addresses {
             let inside = target.limit == 0 || (target.start..target.limit).contains(&address);
             inside.then_some(address)
@@ -284,7 +287,7 @@ impl Symbolizer {
             frames.iter().any(|f| !f.function.name.is_empty()),
             frames.iter().any(|f| !f.function.file.is_empty()),
             frames.iter().any(|f| f.line > 0),
-            has_dwarf,
+            has_inline_frames,
         ];
         Ok((frames, found))
     }

@@ -518,3 +518,5 @@ fn request_of_symbolized(
     symbolizer.symbolize(&mut request);
     request
 }
+
+mod go_tables;

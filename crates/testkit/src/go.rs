@@ -12,6 +12,16 @@ pub fn build_once(name: &str, source: &str) -> Result<PathBuf, BuildFailed> {
     build_once_with_gopath(name, source, &programs::cache_dir().join("gopath"))
 }
 
+/// [`build_once`] with more `go build` flags (`-ldflags=-w` leaves DWARF
+/// out, `-ldflags=-s -w` the symbol table too, `-buildmode=pie`).
+pub fn build_once_with_flags(
+    name: &str,
+    source: &str,
+    flags: &[&str],
+) -> Result<PathBuf, BuildFailed> {
+    build(name, source, &programs::cache_dir().join("gopath"), flags)
+}
+
 /// Builds `source`, whose imports outside the standard library are found in
 /// `gopath`, once; the path of the program.
 pub fn build_once_with_gopath(
@@ -19,11 +29,17 @@ pub fn build_once_with_gopath(
     source: &str,
     gopath: &Path,
 ) -> Result<PathBuf, BuildFailed> {
+    build(name, source, gopath, &[])
+}
+
+fn build(name: &str, source: &str, gopath: &Path, flags: &[&str]) -> Result<PathBuf, BuildFailed> {
     let go_cache = programs::cache_dir().join("go-build");
     let compile = |source: &Path, output: &Path| {
         let mut command = Command::new("go");
         command
-            .args(["build", "-o"])
+            .arg("build")
+            .args(flags)
+            .arg("-o")
             .arg(output)
             .arg(source)
             .env("GO111MODULE", "off")
