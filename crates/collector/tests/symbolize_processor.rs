@@ -33,8 +33,7 @@ use profbridge_testkit::ebpf_profiler::{
 };
 use profbridge_testkit::native::{
     add_build_id, assert_frames_match_oracle, assert_matches_oracle, build_id,
-    gperftools_cpu_profile_of, locations_of, native_programs, split_debug_info,
-    split_into_build_id_tree, under,
+    gperftools_cpu_profile_of, locations_of, native_programs, split_into_build_id_tree, under,
 };
 use profbridge_testkit::require_tool;
 use profbridge_testkit::{files_under, TempDir};
@@ -203,16 +202,9 @@ async fn files_fetched_from_a_debuginfod_server_resolve_in_the_processor() {
         return;
     }
     let dir = TempDir::new("symbolize-processor-debuginfod");
-    // The server has the program stripped with its debug file apart, and
-    // the library whole; nothing is read from the local machine.
-    let served = dir.path().join("served");
-    split_debug_info(
-        &programs.pie,
-        &served.join("program"),
-        &served.join("program.debug"),
-    );
-    std::fs::copy(&programs.library, served.join("library.so")).unwrap();
-    let server = DebuginfodServer::start(&served, dir.path());
+    // Nothing is read from the local machine: the mapping paths do not
+    // exist under the root.
+    let server = DebuginfodServer::serving_programs(&programs, dir.path());
     let mut request = request_of(&gperftools_cpu_profile_of(&programs.pie, dir.path()));
     let ids = [build_id(&programs.pie), build_id(&programs.library)];
     for (file, id) in [&programs.pie, &programs.library].into_iter().zip(&ids) {

@@ -203,6 +203,10 @@ pub struct SymbolizeArgs {
     /// are left alone.
     #[arg(long, value_name = "PATH")]
     pub kallsyms: Option<PathBuf>,
+    /// The notes of the kernel --kallsyms describes (/sys/kernel/notes):
+    /// kernel frames whose mapping has another build id are left alone.
+    #[arg(long, value_name = "PATH")]
+    pub kernel_notes: Option<PathBuf>,
 }
 
 /// Not a positive number of seconds.

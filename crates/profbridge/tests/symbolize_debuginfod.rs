@@ -21,11 +21,11 @@ use std::time::Duration;
 
 use profbridge_pprof::{parse_any, DecodeOptions};
 use profbridge_testkit::native::{
-    assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
+    add_build_id, assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of,
+    native_programs,
 };
 use profbridge_testkit::{files_under, venv_python, TempDir};
-use profbridge_translate::keys::BUILD_ID_GNU;
-use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest, KeyValueAndUnit};
+use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
@@ -51,22 +51,7 @@ fn profile_with_build_id(program: &Path, dir: &Path) -> ExportProfilesServiceReq
         &ToOtlpOptions::default(),
     )
     .request;
-    let dictionary = request.dictionary.as_mut().unwrap();
-    let key = dictionary.string_table.len() as i32;
-    dictionary.string_table.push(BUILD_ID_GNU.to_owned());
-    let attribute = dictionary.attribute_table.len() as i32;
-    dictionary.attribute_table.push(KeyValueAndUnit {
-        key_strindex: key,
-        value: Some(string_value(build_id(program))),
-        unit_strindex: 0,
-    });
-    let wanted = program.to_string_lossy().into_owned();
-    let strings = dictionary.string_table.clone();
-    for mapping in &mut dictionary.mapping_table {
-        if strings[mapping.filename_strindex as usize] == wanted {
-            mapping.attribute_indices.push(attribute);
-        }
-    }
+    add_build_id(&mut request, program, &build_id(program));
     request
 }
 

@@ -78,11 +78,14 @@ pub enum MissReason {
     /// A kernel location whose address counts from where a module was
     /// loaded (as the eBPF profiler writes them), which kallsyms does not say.
     KernelModuleRelative,
+    /// A kernel location whose mapping's build id is not the running
+    /// kernel's: its profile was taken on another machine or kernel.
+    OtherKernel,
 }
 
 impl MissReason {
     /// Every reason, in order.
-    pub const ALL: [MissReason; 10] = [
+    pub const ALL: [MissReason; 11] = [
         MissReason::NoMapping,
         MissReason::FileNotFound,
         MissReason::OnlyDebugFile,
@@ -93,6 +96,7 @@ impl MissReason {
         MissReason::OutOfTime,
         MissReason::KallsymsUnreadable,
         MissReason::KernelModuleRelative,
+        MissReason::OtherKernel,
     ];
 
     /// A short name for counters and log lines.
@@ -108,6 +112,7 @@ impl MissReason {
             MissReason::OutOfTime => "out_of_time",
             MissReason::KallsymsUnreadable => "kallsyms_unreadable",
             MissReason::KernelModuleRelative => "kernel_module_relative",
+            MissReason::OtherKernel => "other_kernel",
         }
     }
 }

@@ -19,6 +19,7 @@ mod error;
 mod frame_kind;
 mod gopclntab;
 mod kallsyms;
+mod kernel_notes;
 mod locate;
 mod processes;
 
@@ -66,6 +67,11 @@ pub struct Sources {
     /// The kernel's symbols, in `/proc/kallsyms` format, for kernel frames;
     /// `None` leaves kernel frames alone.
     pub kallsyms: Option<PathBuf>,
+    /// The notes of the kernel `kallsyms` describes (`/sys/kernel/notes`):
+    /// a kernel location whose mapping has a GNU build id other than the
+    /// one in them is not named from `kallsyms`. `None`, or a file that
+    /// cannot be read, checks nothing.
+    pub kernel_notes: Option<PathBuf>,
 }
 
 impl Sources {
@@ -115,7 +121,8 @@ pub struct Symbolizer {
 /// The kernel's symbols, read the first time a kernel location needs them.
 enum KernelSymbols {
     NotRead,
-    Read(Kallsyms),
+    /// The symbols, and the kernel's build id when its notes give one.
+    Read(Kallsyms, Option<Vec<u8>>),
     Unreadable,
 }
 
@@ -305,8 +312,13 @@ impl Symbolizer {
     ) -> Result<(Arc<[Resolved]>, [bool; 4]), MissReason> {
         if matches!(self.kernel, KernelSymbols::NotRead) {
             let path = self.sources.kallsyms.as_deref();
+            let build_id = self
+                .sources
+                .kernel_notes
+                .as_deref()
+                .and_then(kernel_notes::kernel_build_id);
             self.kernel = match path.map(Kallsyms::read) {
-                Some(Ok(symbols)) => KernelSymbols::Read(symbols),
+                Some(Ok(symbols)) => KernelSymbols::Read(symbols, build_id),
                 Some(Err(error)) => {
                     report.problems.push(error.into());
                     KernelSymbols::Unreadable
@@ -314,9 +326,16 @@ impl Symbolizer {
                 None => KernelSymbols::Unreadable,
             };
         }
-        let KernelSymbols::Read(symbols) = &self.kernel else {
+        let KernelSymbols::Read(symbols, kernel_build_id) = &self.kernel else {
             return Err(MissReason::KallsymsUnreadable);
         };
+        if let (Some(running), Some(mapped)) =
+            (kernel_build_id, mapping_build_id(editor, mapping_index))
+        {
+            if *running != mapped {
+                return Err(MissReason::OtherKernel);
+            }
+        }
         let address = kernel_address(editor, mapping_index, address, symbols)?;
         let frames = match self.addresses.get(KERNEL_FILE, address) {
             Some(frames) => {
@@ -380,7 +399,7 @@ fn target_of(editor: &Editor<'_>, index: usize, pid: Option<u32>) -> Option<Targ
                 _ => None,
             })
     };
-    let build_id = value_of(BUILD_ID_GNU).flatten().and_then(elf::unhex);
+    let build_id = mapping_build_id(editor, index);
     let from_ebpf_profiler = value_of(BUILD_ID_HTLHASH).is_some();
     let names_a_file = path.starts_with('/');
     let (start, limit) = (mapping.memory_start, mapping.memory_limit);
@@ -395,6 +414,22 @@ fn target_of(editor: &Editor<'_>, index: usize, pid: Option<u32>) -> Option<Targ
         file_offset: mapping.file_offset,
         elf_addresses: from_ebpf_profiler || (start == 0 && limit == 0),
     })
+}
+
+/// The GNU build id mapping `index` carries, decoded from hex.
+fn mapping_build_id(editor: &Editor<'_>, index: usize) -> Option<Vec<u8>> {
+    let mapping = (index != 0)
+        .then(|| editor.dictionary.mapping_table.get(index))
+        .flatten()?;
+    mapping
+        .attribute_indices
+        .iter()
+        .find_map(|&i| match editor.attribute(i) {
+            Some((key, value)) if key == BUILD_ID_GNU => Some(value),
+            _ => None,
+        })
+        .flatten()
+        .and_then(elf::unhex)
 }
 
 fn write_lines(editor: &mut Editor<'_>, frames: &[Resolved]) -> Vec<Line> {

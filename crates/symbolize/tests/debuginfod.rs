@@ -23,7 +23,7 @@ use profbridge_symbolize::{
 use profbridge_testkit::debuginfod::DebuginfodServer;
 use profbridge_testkit::native::{
     assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
-    split_debug_info, NativePrograms,
+    NativePrograms,
 };
 use profbridge_testkit::{require_tool, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
@@ -75,17 +75,8 @@ fn files_fetched_from_debuginfod_resolve_as_llvm_symbolizer_says_and_are_cached(
         return;
     }
     let dir = TempDir::new("symbolize-debuginfod");
-    // The program stripped next to its debug file (so the server gives
-    // `/executable` without DWARF and `/debuginfo` apart), the library
-    // whole; the mapping paths do not exist under the root.
-    let served = dir.path().join("served");
-    split_debug_info(
-        &programs.pie,
-        &served.join("program"),
-        &served.join("program.debug"),
-    );
-    std::fs::copy(&programs.library, served.join("library.so")).unwrap();
-    let server = DebuginfodServer::start(&served, dir.path());
+    // The mapping paths do not exist under the root.
+    let server = DebuginfodServer::serving_programs(&programs, dir.path());
     // Profiled while the server indexes the folder.
     let profile = gperftools_cpu_profile_of(&programs.pie, dir.path());
     let ids = [build_id(&programs.pie), build_id(&programs.library)];

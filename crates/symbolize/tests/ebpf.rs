@@ -26,8 +26,8 @@ use profbridge_testkit::ebpf_profiler::{
 };
 use profbridge_testkit::kernel::{kallsyms_oracle, KernelAnswer};
 use profbridge_testkit::native::{
-    assert_frames_match_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
-    split_debug_info, written_lines, NativePrograms, Written,
+    add_build_id, assert_frames_match_oracle, build_id, gperftools_cpu_profile_of, locations_of,
+    native_programs, split_debug_info, written_lines, NativePrograms, Written,
 };
 use profbridge_testkit::TempDir;
 use profbridge_translate::keys::HAS_FUNCTIONS;
@@ -617,4 +617,70 @@ fn unreadable_kernel_symbols_are_reported_once_and_counted() {
     let mut request = made_up_request(&cases);
     let report = Symbolizer::new(Sources::default()).symbolize(&mut request);
     assert_eq!((report.left_alone, report.missed()), (2, 0));
+}
+
+/// Raw ELF notes as `/sys/kernel/notes` holds them: one GNU build id note
+/// after a note of another kind (the kernel writes a Xen note first on some
+/// builds).
+fn kernel_notes_with(build_id: &[u8]) -> Vec<u8> {
+    let mut notes = Vec::new();
+    for (name, kind, desc) in [
+        (&b"Xen\0"[..], 1u32, &[7u8; 6][..]),
+        (b"GNU\0", 3, build_id),
+    ] {
+        for word in [name.len() as u32, desc.len() as u32, kind] {
+            notes.extend(word.to_ne_bytes());
+        }
+        for part in [name, desc] {
+            notes.extend(part);
+            notes.resize(notes.len().next_multiple_of(4), 0);
+        }
+    }
+    notes
+}
+
+#[test]
+fn kernel_frames_of_another_kernel_are_left_as_addresses() {
+    let dir = TempDir::new("kernel-notes");
+    let kallsyms = dir.path().join("kallsyms");
+    std::fs::write(
+        &kallsyms,
+        "ffffffff81000000 T _stext\nffffffff81000100 t first_function\n",
+    )
+    .unwrap();
+    let running = [0x5au8; 20];
+    let notes = dir.path().join("notes");
+    std::fs::write(&notes, kernel_notes_with(&running)).unwrap();
+    let case = [KernelCase {
+        mapping: "[kernel.kallsyms]",
+        frame_type: "",
+        address: 0xffff_ffff_8100_0120,
+        expected: Some(("first_function", None)),
+    }];
+    let sources = Sources {
+        kallsyms: Some(kallsyms),
+        kernel_notes: Some(notes),
+        ..Sources::default()
+    };
+    let mapping = Path::new("[kernel.kallsyms]");
+    // The running kernel's build id, none, and another kernel's.
+    for (build_id, named) in [
+        (Some(hex(&running)), true),
+        (None, true),
+        (Some(hex(&[0xa5; 20])), false),
+    ] {
+        let mut request = made_up_request(&case);
+        if let Some(id) = &build_id {
+            add_build_id(&mut request, mapping, id);
+        }
+        let report = Symbolizer::new(sources.clone()).symbolize(&mut request);
+        let expected = named.then(|| ("first_function".to_owned(), None));
+        assert_eq!(kernel_symbols(&request), [expected], "{build_id:?}");
+        let other = report.misses.get(&MissReason::OtherKernel).copied();
+        assert_eq!(other, (!named).then_some(1), "{build_id:?}: {report:?}");
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

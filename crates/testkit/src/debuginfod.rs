@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::native::{split_debug_info, NativePrograms};
+
 /// `debuginfod -F` over a folder, stopped when dropped.
 pub struct DebuginfodServer {
     child: Child,
@@ -15,6 +17,20 @@ pub struct DebuginfodServer {
 }
 
 impl DebuginfodServer {
+    /// Starts a server over `work/served` holding `programs`' PIE program
+    /// stripped, with its debug file apart (so `/executable` has no DWARF
+    /// and `/debuginfo` is asked for too), and their library whole.
+    pub fn serving_programs(programs: &NativePrograms, work: &Path) -> Self {
+        let served = work.join("served");
+        split_debug_info(
+            &programs.pie,
+            &served.join("program"),
+            &served.join("program.debug"),
+        );
+        std::fs::copy(&programs.library, served.join("library.so")).expect("copy the library");
+        Self::start(&served, work)
+    }
+
     /// Starts `debuginfod -F` over `served`, its database and log in `work`.
     pub fn start(served: &Path, work: &Path) -> Self {
         let port = TcpListener::bind("127.0.0.1:0")

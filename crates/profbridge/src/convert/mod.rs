@@ -66,6 +66,7 @@ pub fn run_symbolizing(args: &SymbolizeArgs) -> Result<ExitCode> {
         debug_dirs: args.debug_dirs.clone(),
         debuginfod,
         kallsyms: args.kallsyms.clone(),
+        kernel_notes: args.kernel_notes.clone(),
     });
     run_with(&args.convert, Some(&mut symbolizer))
 }

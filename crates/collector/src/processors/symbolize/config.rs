@@ -9,6 +9,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Where kernel symbols are read, by default.
 pub const DEFAULT_KALLSYMS: &str = "/proc/kallsyms";
+pub const DEFAULT_KERNEL_NOTES: &str = "/sys/kernel/notes";
 
 /// `processors.symbolize`: where ELF files and debug files are read from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -24,6 +25,9 @@ pub struct SymbolizeProcessorConfig {
     pub debug_directories: Vec<String>,
     /// The kernel's symbols, for kernel frames; empty leaves them alone.
     pub kallsyms: String,
+    /// The running kernel's notes, whose build id a kernel mapping's must
+    /// match; empty checks nothing.
+    pub kernel_notes: String,
     /// How many files stay open.
     pub cache_files: usize,
     /// How many bytes the opened files and resolved addresses may take.
@@ -107,6 +111,7 @@ impl Default for SymbolizeProcessorConfig {
             process_roots: String::new(),
             debug_directories: Vec::new(),
             kallsyms: DEFAULT_KALLSYMS.to_owned(),
+            kernel_notes: DEFAULT_KERNEL_NOTES.to_owned(),
             cache_files: CacheLimits::default().files,
             cache_max_bytes: ByteSize(CacheLimits::default().bytes),
             timeout: DEFAULT_TIMEOUT,
@@ -129,6 +134,7 @@ impl SymbolizeProcessorConfig {
             ("root", &self.root),
             ("process_roots", &self.process_roots),
             ("kallsyms", &self.kallsyms),
+            ("kernel_notes", &self.kernel_notes),
         ];
         for (key, path) in paths {
             if !path.is_empty() && !path.starts_with('/') {

@@ -46,6 +46,7 @@ impl SymbolizeProcessor {
             debug_dirs: config.debug_directories.iter().map(PathBuf::from).collect(),
             debuginfod: debuginfod_of(&config.debuginfod),
             kallsyms: folder(&config.kallsyms),
+            kernel_notes: folder(&config.kernel_notes),
         };
         let limits = CacheLimits {
             files: config.cache_files,
