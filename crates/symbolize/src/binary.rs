@@ -281,12 +281,30 @@ fn find_executable(
     key: &FileKey,
     problems: &mut Vec<FileError>,
 ) -> Option<(PathBuf, ElfFacts)> {
-    let under_root = sources.root_of(key.pid).and_then(|root| {
-        locate::under_root(&root, &key.path)
-            .map_err(|error| problems.push(error))
-            .ok()
-            .flatten()
-    });
+    let mut mapping_paths = vec![key.path.clone()];
+    // The eBPF profiler names files by their base names: the process's
+    // own maps give their paths, and the build id tells same-named files
+    // apart.
+    if let (Some(proc), Some(pid), Some(_), false) = (
+        &sources.process_roots,
+        key.pid,
+        &key.build_id,
+        key.path.starts_with('/'),
+    ) {
+        let maps = proc.join(pid.to_string()).join("maps");
+        mapping_paths = locate::mapped_paths_named(&maps, &key.path);
+    }
+    let root = sources.root_of(key.pid);
+    let under_root: Vec<PathBuf> = mapping_paths
+        .iter()
+        .filter_map(|mapping_path| {
+            let root = root.as_deref()?;
+            locate::under_root(root, mapping_path)
+                .map_err(|error| problems.push(error))
+                .ok()
+                .flatten()
+        })
+        .collect();
     let by_build_id = key.build_id.iter().flat_map(|build_id| {
         sources
             .debug_dirs

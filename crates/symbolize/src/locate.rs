@@ -81,6 +81,42 @@ pub(crate) fn under_root(root: &Path, mapping_path: &str) -> Result<Option<PathB
     Ok(Some(inside))
 }
 
+/// How much of a process's `maps` is read.
+const MAX_MAPS_BYTES: u64 = 16 << 20;
+
+/// The paths of the files mapped in a process (its `/proc/PID/maps`) whose
+/// file name is `base_name`, each once, in the order they are mapped; none
+/// when the file cannot be read (the process has exited).
+pub(crate) fn mapped_paths_named(maps: &Path, base_name: &str) -> Vec<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    let read =
+        fs::File::open(maps).and_then(|file| file.take(MAX_MAPS_BYTES).read_to_string(&mut text));
+    if read.is_err() {
+        return Vec::new();
+    }
+    let mut paths: Vec<String> = Vec::new();
+    for line in text.lines() {
+        // ADDRESS PERMS OFFSET DEVICE INODE PATH, the path maybe with spaces.
+        let mut rest = line;
+        for _ in 0..5 {
+            rest = rest.trim_start();
+            rest = rest
+                .find(char::is_whitespace)
+                .map_or("", |end| &rest[end..]);
+        }
+        let path = rest.trim();
+        let path = path.strip_suffix(" (deleted)").unwrap_or(path);
+        let named = Path::new(path)
+            .file_name()
+            .is_some_and(|name| name == base_name);
+        if path.starts_with('/') && named && !paths.iter().any(|known| known == path) {
+            paths.push(path.to_owned());
+        }
+    }
+    paths
+}
+
 /// `DIR/.build-id/xx/rest.debug`.
 pub(crate) fn by_build_id(debug_dir: &Path, build_id: &[u8]) -> Option<PathBuf> {
     build_id_entry(debug_dir, build_id, ".debug")
@@ -190,6 +226,31 @@ mod tests {
             found("/usr/lib/loop.so"),
             Err(FileError::TooManyLinks { .. })
         ));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn base_names_are_found_in_a_process_maps() {
+        let dir = std::env::temp_dir().join(format!("profbridge-maps-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let maps = dir.join("maps");
+        fs::write(
+            &maps,
+            "55d0c0a00000-55d0c0a02000 r--p 00000000 fd:01 1234   /usr/bin/app\n\
+             55d0c0a02000-55d0c0a05000 r-xp 00002000 fd:01 1234   /usr/bin/app\n\
+             7f0000000000-7f0000021000 rw-p 00000000 00:00 0 \n\
+             7f1000000000-7f1000200000 r-xp 00000000 fd:01 99     /opt/my app/lib/libm.so.6\n\
+             7f2000000000-7f2000200000 r-xp 00000000 fd:01 98     /usr/lib/libm.so.6 (deleted)\n\
+             7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0      [stack]\n",
+        )
+        .unwrap();
+        assert_eq!(mapped_paths_named(&maps, "app"), ["/usr/bin/app"]);
+        assert_eq!(
+            mapped_paths_named(&maps, "libm.so.6"),
+            ["/opt/my app/lib/libm.so.6", "/usr/lib/libm.so.6"]
+        );
+        assert!(mapped_paths_named(&maps, "[stack]").is_empty());
+        assert!(mapped_paths_named(&dir.join("gone"), "app").is_empty());
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -27,7 +27,7 @@ use profbridge_testkit::ebpf_profiler::{
 use profbridge_testkit::kernel::{kallsyms_oracle, KernelAnswer};
 use profbridge_testkit::native::{
     add_build_id, assert_frames_match_oracle, build_id, gperftools_cpu_profile_of, locations_of,
-    native_programs, split_debug_info, written_lines, NativePrograms, Written,
+    native_programs, split_debug_info, under, written_lines, NativePrograms, Written,
 };
 use profbridge_testkit::TempDir;
 use profbridge_translate::keys::HAS_FUNCTIONS;
@@ -207,6 +207,41 @@ fn native_frames_resolve_from_the_binaries_found_by_build_id() {
             // The profiler names files by their base names: no path to open.
             root: Some(PathBuf::from("/")),
             debug_dirs: vec![debug_dir],
+            ..Sources::default()
+        },
+    );
+}
+
+#[test]
+fn native_frames_resolve_from_the_process_root_through_its_maps() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    // A process (4242, the request's `process.pid`) seen through a /proc
+    // of our own: its files in its root, at the paths its maps name. The
+    // profiler gives only their base names.
+    let dir = TempDir::new("ebpf-process-root");
+    let proc = dir.path().join("proc");
+    let process = proc.join("4242");
+    let mut maps = String::new();
+    for (i, file) in all_files(&programs).into_iter().enumerate() {
+        let copy = under(&process.join("root"), file);
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(file, &copy).unwrap();
+        let start = 0x7f00_0000_0000_u64 + (i as u64) * 0x100_0000;
+        maps.push_str(&format!(
+            "{start:x}-{:x} r-xp 00000000 fd:01 {} {}\n",
+            start + 0x10_0000,
+            100 + i,
+            file.display()
+        ));
+    }
+    std::fs::write(process.join("maps"), maps).unwrap();
+    assert_resolves_as_the_oracle(
+        &programs,
+        Sources {
+            root: Some(dir.path().join("empty-root")),
+            process_roots: Some(proc),
             ..Sources::default()
         },
     );
