@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use crate::debuginfod::{Client, Fetched, Kind};
 use crate::elf::{hex, ElfFacts};
@@ -67,11 +68,14 @@ impl Binary {
         debuginfod: Option<&Client>,
         key: &FileKey,
         problems: &mut Vec<FileError>,
+        deadline: Option<Instant>,
     ) -> Result<Self, MissReason> {
         let problems_before = problems.len();
         let mut remote = Remote {
             client: debuginfod,
+            deadline,
             failed: false,
+            out_of_time: false,
         };
         let executable = find_executable(sources, key, problems).or_else(|| {
             let build_id = key.build_id.as_deref()?;
@@ -103,6 +107,7 @@ impl Binary {
                 let has_dwarf = debug.has_dwarf;
                 (debug_path, debug, has_dwarf, false)
             }
+            (None, None) if remote.out_of_time => return Err(MissReason::OutOfTime),
             (None, None) if remote.failed => return Err(MissReason::DebuginfodFailed),
             (None, None) if problems.len() > problems_before => {
                 return Err(MissReason::FileUnusable)
@@ -235,7 +240,9 @@ fn go_tables(path: &Path, problems: &mut Vec<FileError>) -> Option<GoTables> {
 /// fetch is not tried).
 struct Remote<'a> {
     client: Option<&'a Client>,
+    deadline: Option<Instant>,
     failed: bool,
+    out_of_time: bool,
 }
 
 impl Remote<'_> {
@@ -247,12 +254,16 @@ impl Remote<'_> {
         kind: Kind,
         problems: &mut Vec<FileError>,
     ) -> Option<(PathBuf, ElfFacts)> {
-        let client = self.client.filter(|_| !self.failed)?;
-        let path = match client.fetch(build_id, kind, problems) {
+        let client = self.client.filter(|_| !self.failed && !self.out_of_time)?;
+        let path = match client.fetch(build_id, kind, problems, self.deadline) {
             Fetched::File(path) => path,
             Fetched::Missing => return None,
             Fetched::Failed => {
                 self.failed = true;
+                return None;
+            }
+            Fetched::OutOfTime => {
+                self.out_of_time = true;
                 return None;
             }
         };

@@ -4,11 +4,12 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::binary::{Binary, FileKey, Frame, FunctionText};
-use crate::debuginfod::Client;
+use crate::debuginfod::{Client, SERVER_BACKOFF};
 use crate::error::{FileError, MissReason};
 use crate::Sources;
 
@@ -67,6 +68,8 @@ pub(crate) struct FileCache {
 struct Entry {
     file: Result<Binary, MissReason>,
     bytes: u64,
+    /// For a file a debuginfod server failed to give: when to ask again.
+    retry_at: Option<Instant>,
 }
 
 impl FileCache {
@@ -100,7 +103,16 @@ impl FileCache {
         key: &FileKey,
         problems: &mut Vec<FileError>,
         usage: &mut CacheUse,
+        deadline: Option<Instant>,
     ) -> Result<&Binary, MissReason> {
+        let due = self
+            .entries
+            .get(key)
+            .and_then(|entry| entry.retry_at)
+            .is_some_and(|retry_at| Instant::now() >= retry_at);
+        if due {
+            self.remove(key);
+        }
         if self.entries.contains_key(key) {
             usage.file_hits += 1;
         } else {
@@ -110,13 +122,27 @@ impl FileCache {
             }
             self.opened += 1;
             let id = self.opened;
-            let file = Binary::open(sources, debuginfod, key, problems).map(|mut binary| {
-                binary.id = id;
-                binary
-            });
+            let file =
+                Binary::open(sources, debuginfod, key, problems, deadline).map(|mut binary| {
+                    binary.id = id;
+                    binary
+                });
+            // Out of time: the next request tries again.
+            if let Err(MissReason::OutOfTime) = file {
+                return Err(MissReason::OutOfTime);
+            }
+            let retry_at = matches!(file, Err(MissReason::DebuginfodFailed))
+                .then(|| Instant::now() + SERVER_BACKOFF);
             let bytes = file.as_ref().map_or(0, |binary| binary.bytes);
             self.bytes += bytes;
-            self.entries.insert(key.clone(), Entry { file, bytes });
+            self.entries.insert(
+                key.clone(),
+                Entry {
+                    file,
+                    bytes,
+                    retry_at,
+                },
+            );
             self.order.push_back(key.clone());
             while self.bytes > self.limits.bytes && self.order.len() > 1 {
                 self.evict_oldest();
@@ -131,6 +157,13 @@ impl FileCache {
             }) => Err(*reason),
             None => Err(MissReason::FileNotFound),
         }
+    }
+
+    fn remove(&mut self, key: &FileKey) {
+        if let Some(entry) = self.entries.remove(key) {
+            self.bytes -= entry.bytes;
+        }
+        self.order.retain(|kept| kept != key);
     }
 
     fn evict_oldest(&mut self) {

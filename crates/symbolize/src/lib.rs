@@ -213,7 +213,7 @@ impl Symbolizer {
                 continue;
             }
             let outcome = match target {
-                Some(target) => self.resolve(target, address, &mut report),
+                Some(target) => self.resolve(target, address, &mut report, deadline),
                 None => self.resolve_kernel(&editor, mapping_index, address, &mut report),
             };
             match outcome {
@@ -254,6 +254,7 @@ impl Symbolizer {
         target: &Target,
         address: u64,
         report: &mut Report,
+        deadline: Option<Instant>,
     ) -> Result<(Arc<[Resolved]>, [bool; 4]), MissReason> {
         let binary = self.files.get(
             &self.sources,
@@ -261,6 +262,7 @@ impl Symbolizer {
             &target.key,
             &mut report.problems,
             &mut report.cache,
+            deadline,
         )?;
         let (id, has_inline_frames) = (binary.id, binary.has_inline_frames);
         let elf_address = if target.elf_addresses {

@@ -204,3 +204,47 @@ fn a_server_that_never_answers_costs_one_read_timeout_and_is_then_left_alone() {
     listener.set_nonblocking(true).unwrap();
     assert_eq!(std::iter::from_fn(|| listener.accept().ok()).count(), 1);
 }
+
+#[test]
+fn the_request_time_budget_cuts_a_fetch_short_without_blaming_the_server() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-debuginfod-budget");
+    // Nothing ever answers, and the server's own timeouts are far away:
+    // only the request's budget ends the wait.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let profile = gperftools_cpu_profile_of(&programs.pie, dir.path());
+    let mut sources = debuginfod_sources(
+        vec![url],
+        &dir.path().join("cache"),
+        &dir.path().join("empty-root"),
+    );
+    if let Some(debuginfod) = sources.debuginfod.as_mut() {
+        debuginfod.timeout = Duration::from_secs(600);
+        debuginfod.read_timeout = Duration::from_secs(600);
+    }
+    let mut symbolizer = Symbolizer::new(sources);
+    for round in 1..=2 {
+        let mut request = profile_by_build_id(&programs, &profile);
+        let deadline = std::time::Instant::now() + Duration::from_millis(300);
+        let report = symbolizer.symbolize_until(&mut request, Some(deadline));
+        let wanted = (locations_of(&request, &programs.pie).len()
+            + locations_of(&request, &programs.library).len()) as u64;
+        // Every location of our files is out of time, none is the
+        // server's failure, and nothing is reported against it.
+        assert!(
+            report.misses.get(&MissReason::OutOfTime).copied() >= Some(wanted),
+            "{:?}",
+            report.misses
+        );
+        assert_eq!(report.misses.get(&MissReason::DebuginfodFailed), None);
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        // The server was not set aside: each request asks it again.
+        listener.set_nonblocking(true).unwrap();
+        let asked = std::iter::from_fn(|| listener.accept().ok()).count();
+        listener.set_nonblocking(false).unwrap();
+        assert_eq!(asked, 1, "round {round}");
+    }
+}

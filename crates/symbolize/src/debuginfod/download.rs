@@ -5,6 +5,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use ureq::tls::{Certificate, RootCerts, TlsConfig};
 use ureq::Agent;
@@ -45,15 +46,22 @@ pub(super) fn file_url(server: &str, id: &str, kind: &str) -> String {
     format!("{}/buildid/{id}/{kind}", server.trim_end_matches('/'))
 }
 
-/// GETs `url` into `destination`: `Some(destination)` on 200, `None` on
-/// 404. A body longer than `max_bytes` is not kept.
+/// GETs `url` into `destination` within `timeout` (all of it, from
+/// resolving the name to the last byte): `Some(destination)` on 200,
+/// `None` on 404. A body longer than `max_bytes` is not kept.
 pub(super) fn fetch(
     agent: &Agent,
     url: &str,
+    timeout: Duration,
     max_bytes: u64,
     destination: &Path,
 ) -> Result<Option<PathBuf>, FetchError> {
-    let response = agent.get(url).call()?;
+    let response = agent
+        .get(url)
+        .config()
+        .timeout_global(Some(timeout))
+        .build()
+        .call()?;
     match response.status().as_u16() {
         200 => {}
         404 => return Ok(None),

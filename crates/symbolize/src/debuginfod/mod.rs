@@ -145,6 +145,8 @@ pub(crate) enum Fetched {
     Missing,
     /// A server failed (see the problems) and none had the file.
     Failed,
+    /// The request's time budget ran out before or while a server was asked.
+    OutOfTime,
 }
 
 /// The servers of a [`Debuginfod`] configuration, with one HTTP agent
@@ -184,7 +186,17 @@ impl Client {
     /// servers in order; failures are added to `problems`. A server that
     /// failed is skipped for [`SERVER_BACKOFF`] (counted as failed, not
     /// reported again), unless the file was too large for the cache.
-    pub fn fetch(&self, build_id: &[u8], kind: Kind, problems: &mut Vec<FileError>) -> Fetched {
+    ///
+    /// A server is given what is left of the time until `deadline` when
+    /// that is less than its timeout; running out of that time is the
+    /// request's doing, not the server's: neither reported nor rested.
+    pub fn fetch(
+        &self,
+        build_id: &[u8],
+        kind: Kind,
+        problems: &mut Vec<FileError>,
+        deadline: Option<Instant>,
+    ) -> Fetched {
         let id = hex(build_id);
         let cache = cache::Cache::new(&self.config);
         if let Some(path) = cache.file(&id, kind) {
@@ -199,15 +211,25 @@ impl Client {
                 failed = true;
                 continue;
             }
+            let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+            let timeout = left.map_or(self.config.timeout, |left| left.min(self.config.timeout));
+            if timeout.is_zero() {
+                return Fetched::OutOfTime;
+            }
             let fetched = check_url(url).map_err(FetchError::from).and_then(|()| {
                 download::fetch(
                     &self.agent,
                     &download::file_url(url, &id, kind.as_str()),
+                    timeout,
                     self.config.cache_max_bytes,
                     &cache.place(&id, kind),
                 )
             });
+            let cut_short = timeout < self.config.timeout;
             match fetched {
+                Err(FetchError::TimedOut(ureq::Timeout::Global)) if cut_short => {
+                    return Fetched::OutOfTime
+                }
                 Ok(Some(path)) => {
                     cache.forget_miss(&id, kind);
                     cache.evict(&path);
