@@ -374,12 +374,24 @@ fn find_debug_file(
     }
     let (exe_path, exe) = executable?;
     let (name, crc) = exe.debuglink.as_ref()?;
-    let candidates = locate::debuglink_candidates(exe_path, &key.path, name, &sources.debug_dirs);
+    let root = sources.root_of(key.pid);
+    let candidates = locate::debuglink_candidates(
+        exe_path,
+        root.as_deref(),
+        &key.path,
+        name,
+        &sources.debug_dirs,
+    );
     for path in candidates {
-        if !path.is_file() || path == *exe_path {
+        // Only regular files of a plausible size are read to the end.
+        let Ok(metadata) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let size = metadata.len();
+        if !metadata.is_file() || size == 0 || size > MAX_DEBUG_FILE_BYTES || path == *exe_path {
             continue;
         }
-        match crc32_of(&path) {
+        match crc32_of(&path, size) {
             Ok(found) if found == *crc => match ElfFacts::read(&path) {
                 Ok(facts) => return Some((path, facts)),
                 Err(error) => problems.push(error),
@@ -391,13 +403,17 @@ fn find_debug_file(
     None
 }
 
-/// The CRC-32 `.gnu_debuglink` records of a whole file.
-fn crc32_of(path: &Path) -> Result<u32, FileError> {
+/// The largest debuglink target read to check its CRC.
+const MAX_DEBUG_FILE_BYTES: u64 = 8 << 30;
+
+/// The CRC-32 `.gnu_debuglink` records of a whole file of `size` bytes
+/// (no more is read).
+fn crc32_of(path: &Path, size: u64) -> Result<u32, FileError> {
     let read_error = |source| FileError::Read {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(read_error)?;
+    let mut file = File::open(path).map_err(read_error)?.take(size);
     let mut hasher = crc32fast::Hasher::new();
     let mut buffer = vec![0; 1 << 16];
     loop {

@@ -76,7 +76,7 @@ impl ElfFacts {
         self.segments
             .iter()
             .find(|s| file_offset >= s.file_offset && file_offset - s.file_offset < s.file_size)
-            .map(|s| file_offset - s.file_offset + s.address)
+            .and_then(|s| (file_offset - s.file_offset).checked_add(s.address))
     }
 }
 

@@ -146,6 +146,7 @@ fn build_id_entry(debug_dir: &Path, build_id: &[u8], suffix: &str) -> Option<Pat
 /// original folder (`/usr/lib/debug/usr/bin/NAME`).
 pub(crate) fn debuglink_candidates(
     file_on_disk: &Path,
+    root: Option<&Path>,
     mapping_path: &str,
     name: &str,
     debug_dirs: &[PathBuf],
@@ -155,9 +156,23 @@ pub(crate) fn debuglink_candidates(
         return Vec::new();
     }
     let mut candidates = Vec::new();
-    if let Some(folder) = file_on_disk.parent() {
-        candidates.push(folder.join(name));
-        candidates.push(folder.join(".debug").join(name));
+    let inside_root = root.and_then(|root| Some((root, file_on_disk.strip_prefix(root).ok()?)));
+    match (inside_root, file_on_disk.parent()) {
+        // Next to a file of a process's root: links followed inside it.
+        (Some((root, relative)), _) => {
+            let folder = Path::new("/").join(relative.parent().unwrap_or(Path::new("")));
+            for candidate in [folder.join(name), folder.join(".debug").join(name)] {
+                if let Ok(Some(path)) = under_root(root, &candidate.to_string_lossy()) {
+                    candidates.push(path);
+                }
+            }
+        }
+        // Next to a file of a debug directory or of the debuginfod cache.
+        (None, Some(folder)) => {
+            candidates.push(folder.join(name));
+            candidates.push(folder.join(".debug").join(name));
+        }
+        (None, None) => {}
     }
     if let Some(original) = Path::new(mapping_path).parent() {
         for dir in debug_dirs {
@@ -230,6 +245,32 @@ mod tests {
     }
 
     #[test]
+    fn debuglinks_next_to_a_file_of_the_root_stay_in_the_root() {
+        let dir = std::env::temp_dir().join(format!("profbridge-debuglink-{}", std::process::id()));
+        let root = dir.join("root");
+        fs::create_dir_all(root.join("usr/bin")).unwrap();
+        let outside = dir.join("outside.debug");
+        fs::write(&outside, b"not the root's").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("usr/bin/app.debug")).unwrap();
+        std::os::unix::fs::symlink("/", root.join("usr/bin/.debug")).unwrap();
+        let found = debuglink_candidates(
+            &root.join("usr/bin/app"),
+            Some(&root),
+            "/usr/bin/app",
+            "app.debug",
+            &[],
+        );
+        assert_eq!(
+            found,
+            [
+                root.join(outside.strip_prefix("/").unwrap()),
+                root.join("app.debug"),
+            ]
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn base_names_are_found_in_a_process_maps() {
         let dir = std::env::temp_dir().join(format!("profbridge-maps-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
@@ -271,6 +312,7 @@ mod tests {
     fn debuglinks_are_looked_for_where_gdb_looks() {
         let found = debuglink_candidates(
             Path::new("/root/usr/bin/app"),
+            None,
             "/usr/bin/app",
             "app.debug",
             &[PathBuf::from("/usr/lib/debug")],
@@ -283,6 +325,6 @@ mod tests {
                 PathBuf::from("/usr/lib/debug/usr/bin/app.debug"),
             ]
         );
-        assert!(debuglink_candidates(Path::new("/a/b"), "/a/b", "../x", &[]).is_empty());
+        assert!(debuglink_candidates(Path::new("/a/b"), None, "/a/b", "../x", &[]).is_empty());
     }
 }

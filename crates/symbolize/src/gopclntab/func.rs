@@ -10,7 +10,7 @@ const PCDATA_INLINE_TREE_INDEX: u64 = 2;
 const FUNCDATA_INLINE_TREE: u8 = 3;
 
 /// More steps than a pc-value table of any function has.
-const MAX_PCVALUE_STEPS: u32 = 1 << 24;
+const MAX_PCVALUE_STEPS: u32 = 1 << 18;
 
 /// The tables with the address the function table's entries count from.
 pub(super) struct Pcln<'a> {
@@ -189,6 +189,10 @@ impl Pcln<'_> {
             }
             value = value.wrapping_add(zigzag(delta));
             let pc_delta = self.bytes.uvarint(&mut at, what)?;
+            // Every entry covers some code.
+            if pc_delta == 0 {
+                return Err(GoTablesError::TooLong { what });
+            }
             until = until
                 .checked_add(u64::from(pc_delta) * u64::from(self.header.quantum))
                 .ok_or(GoTablesError::TooLong { what })?;

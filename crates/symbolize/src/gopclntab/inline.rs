@@ -127,7 +127,7 @@ impl InlineTrees {
                         .checked_add(size)
                         .is_some_and(|end| end - s.address <= s.file_size)
             })
-            .map(|s| address - s.address + s.file_offset)
+            .and_then(|s| (address - s.address).checked_add(s.file_offset))
             .ok_or(GoTablesError::UnmappedAddress(address))
     }
 }

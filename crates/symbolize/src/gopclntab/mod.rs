@@ -38,6 +38,9 @@ pub(crate) struct GoFrame {
     pub line: u32,
 }
 
+/// The largest `.gopclntab` read: Kubernetes' binaries have about 20 MB.
+const MAX_TABLE_BYTES: u64 = 512 << 20;
+
 pub(crate) struct GoTables {
     /// The whole section: lookups jump around in it.
     table: Vec<u8>,
@@ -69,6 +72,9 @@ impl GoTables {
         };
         if offset.checked_add(size).is_none_or(|end| end > file_len) {
             return Err(past_end());
+        }
+        if size > MAX_TABLE_BYTES {
+            return Err(GoTablesError::TooLong { what: ".gopclntab" });
         }
         let mut table = vec![0; usize::try_from(size).map_err(|_| past_end())?];
         file.read_exact_at(&mut table, offset)?;
@@ -141,7 +147,16 @@ impl GoTables {
         };
         let mut frames = Vec::new();
         let mut pc = address;
+        let mut visited = Vec::new();
         for _ in 0..MAX_INLINE_DEPTH {
+            // Each call site is in the caller, outside what it called: a
+            // table that comes back to a pc is corrupt.
+            if visited.contains(&pc) {
+                return Err(GoTablesError::TooLong {
+                    what: "inline chain",
+                });
+            }
+            visited.push(pc);
             let (file, line) = pcln.file_line(&func, pc)?;
             let call = match inline {
                 Some((trees, tree)) => match u32::try_from(pcln.inline_index(&func, pc)?) {
