@@ -19,6 +19,8 @@ pub(crate) struct Editor<'a> {
     /// Function indexes by the address of a shared [`FunctionText`], which
     /// the entry keeps alive so that the address names it alone.
     shared: FxHashMap<usize, (Arc<FunctionText>, i32)>,
+    /// The index of the `KEY = true` attribute, by the key's string index.
+    true_flags: FxHashMap<i32, i32>,
 }
 
 impl<'a> Editor<'a> {
@@ -28,6 +30,7 @@ impl<'a> Editor<'a> {
             strings: None,
             functions: None,
             shared: FxHashMap::default(),
+            true_flags: FxHashMap::default(),
         }
     }
 
@@ -132,12 +135,14 @@ impl<'a> Editor<'a> {
                     Some(any_value::Value::BoolValue(true))
                 )
         };
-        let existing = self
-            .dictionary
-            .attribute_table
-            .iter()
-            .position(is_true)
-            .and_then(|i| i32::try_from(i).ok());
+        let known = self.true_flags.get(&key_strindex).copied();
+        let existing = known.or_else(|| {
+            self.dictionary
+                .attribute_table
+                .iter()
+                .position(is_true)
+                .and_then(|i| i32::try_from(i).ok())
+        });
         let index = match existing {
             Some(index) => index,
             None => {
@@ -151,6 +156,7 @@ impl<'a> Editor<'a> {
                 index
             }
         };
+        self.true_flags.insert(key_strindex, index);
         let attribute_table = &self.dictionary.attribute_table;
         let Some(entry) = self.dictionary.mapping_table.get_mut(mapping) else {
             return;

@@ -178,7 +178,10 @@ impl Symbolizer {
             return report;
         };
         let mut editor = Editor::new(dictionary);
+        // Each mapping's attributes are read once, whatever the processes.
+        let mut mapping_targets: FxHashMap<usize, Option<Target>> = FxHashMap::default();
         let mut targets: FxHashMap<(usize, Option<u32>), Option<Target>> = FxHashMap::default();
+        let mut kernel_build_ids: FxHashMap<usize, Option<Vec<u8>>> = FxHashMap::default();
         let mut flags: FxHashMap<usize, [bool; 4]> = FxHashMap::default();
         for index in 1..editor.dictionary.location_table.len() {
             let Some(location) = editor.dictionary.location_table.get(index) else {
@@ -196,11 +199,20 @@ impl Symbolizer {
                 report.left_alone += 1;
                 continue;
             }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                *report.misses.entry(MissReason::OutOfTime).or_default() += 1;
+                continue;
+            }
             let pid = pids.get(&index).copied();
             let target = match kind {
                 Kind::Native => targets
                     .entry((mapping_index, pid))
-                    .or_insert_with(|| target_of(&editor, mapping_index, pid))
+                    .or_insert_with(|| {
+                        let target = mapping_targets
+                            .entry(mapping_index)
+                            .or_insert_with(|| target_of(&editor, mapping_index));
+                        target.clone().map(|target| target.in_process(pid))
+                    })
                     .as_ref(),
                 _ => None,
             };
@@ -208,13 +220,21 @@ impl Symbolizer {
                 *report.misses.entry(MissReason::NoMapping).or_default() += 1;
                 continue;
             }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                *report.misses.entry(MissReason::OutOfTime).or_default() += 1;
-                continue;
-            }
             let outcome = match target {
                 Some(target) => self.resolve(target, address, &mut report, deadline),
-                None => self.resolve_kernel(&editor, mapping_index, address, &mut report),
+                None => {
+                    let mapped_build_id = kernel_build_ids
+                        .entry(mapping_index)
+                        .or_insert_with(|| mapping_build_id(&editor, mapping_index));
+                    let mapped_build_id = mapped_build_id.clone();
+                    self.resolve_kernel(
+                        &editor,
+                        mapping_index,
+                        mapped_build_id.as_deref(),
+                        address,
+                        &mut report,
+                    )
+                }
             };
             match outcome {
                 Ok((frames, found)) => {
@@ -309,6 +329,7 @@ impl Symbolizer {
         &mut self,
         editor: &Editor<'_>,
         mapping_index: usize,
+        mapped_build_id: Option<&[u8]>,
         address: u64,
         report: &mut Report,
     ) -> Result<(Arc<[Resolved]>, [bool; 4]), MissReason> {
@@ -331,10 +352,8 @@ impl Symbolizer {
         let KernelSymbols::Read(symbols, kernel_build_id) = &self.kernel else {
             return Err(MissReason::KallsymsUnreadable);
         };
-        if let (Some(running), Some(mapped)) =
-            (kernel_build_id, mapping_build_id(editor, mapping_index))
-        {
-            if *running != mapped {
+        if let (Some(running), Some(mapped)) = (kernel_build_id, mapped_build_id) {
+            if running.as_slice() != mapped {
                 return Err(MissReason::OtherKernel);
             }
         }
@@ -371,6 +390,7 @@ impl Symbolizer {
 
 /// A mapping to resolve addresses in: the file it names and where it was
 /// mapped.
+#[derive(Clone)]
 struct Target {
     key: FileKey,
     start: u64,
@@ -384,9 +404,10 @@ struct Target {
     elf_addresses: bool,
 }
 
-/// The target of mapping `index` in process `pid`, or `None` when there is
-/// no such mapping or it names neither a path nor a GNU build id.
-fn target_of(editor: &Editor<'_>, index: usize, pid: Option<u32>) -> Option<Target> {
+/// The target of mapping `index` in no process in particular, or `None`
+/// when there is no such mapping or it names neither a path nor a GNU
+/// build id.
+fn target_of(editor: &Editor<'_>, index: usize) -> Option<Target> {
     if index == 0 {
         return None;
     }
@@ -409,13 +430,21 @@ fn target_of(editor: &Editor<'_>, index: usize, pid: Option<u32>) -> Option<Targ
         key: FileKey {
             path,
             build_id,
-            pid,
+            pid: None,
         },
         start,
         limit,
         file_offset: mapping.file_offset,
         elf_addresses: from_ebpf_profiler || (start == 0 && limit == 0),
     })
+}
+
+impl Target {
+    /// The same mapping as process `pid` has it (its files in its root).
+    fn in_process(mut self, pid: Option<u32>) -> Self {
+        self.key.pid = pid;
+        self
+    }
 }
 
 /// The GNU build id mapping `index` carries, decoded from hex.

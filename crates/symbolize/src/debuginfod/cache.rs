@@ -56,8 +56,9 @@ impl<'a> Cache<'a> {
         let _ = fs::remove_file(self.miss_marker(id, kind));
     }
 
-    /// Removes the oldest files until the cache holds at most its bound,
-    /// never `keep` (the file just fetched).
+    /// Removes the miss markers past the miss TTL, then the oldest files
+    /// until the cache holds at most its bound, never `keep` (the file
+    /// just fetched).
     pub fn evict(&self, keep: &Path) {
         let mut files = Vec::new();
         for folder in fs::read_dir(self.dir).into_iter().flatten().flatten() {
@@ -65,10 +66,19 @@ impl<'a> Cache<'a> {
                 let Ok(metadata) = file.metadata() else {
                     continue;
                 };
-                if metadata.is_file() {
-                    let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                    files.push((modified, metadata.len(), file.path()));
+                if !metadata.is_file() {
+                    continue;
                 }
+                let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                let expired = SystemTime::now()
+                    .duration_since(modified)
+                    .is_ok_and(|age| age >= self.miss_ttl);
+                if expired && file.file_name().to_string_lossy().ends_with(".missing") {
+                    let _ = fs::remove_file(file.path());
+                    let _ = fs::remove_dir(folder.path());
+                    continue;
+                }
+                files.push((modified, metadata.len(), file.path()));
             }
         }
         let mut total: u64 = files.iter().map(|(_, size, _)| size).sum();
@@ -119,6 +129,28 @@ mod tests {
         Cache::new(&config).evict(&paths[2]);
         let left: Vec<bool> = paths.iter().map(|p| p.is_file()).collect();
         assert_eq!(left, [false, false, true]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn expired_miss_markers_and_their_folders_go_at_the_next_eviction() {
+        let dir = std::env::temp_dir().join(format!("profbridge-misses-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let config = Debuginfod::new(Vec::new(), dir.clone());
+        let cache = Cache::new(&config);
+        cache.remember_miss("aa", Kind::Executable);
+        cache.remember_miss("bb", Kind::Executable);
+        let old = SystemTime::now() - config.miss_ttl - Duration::from_secs(1);
+        File::options()
+            .write(true)
+            .open(cache.miss_marker("aa", Kind::Executable))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        assert!(!cache.remembers_miss("aa", Kind::Executable));
+        cache.evict(&dir.join("none"));
+        assert!(!dir.join("aa").exists());
+        assert!(cache.remembers_miss("bb", Kind::Executable));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

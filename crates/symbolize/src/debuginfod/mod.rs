@@ -197,6 +197,11 @@ impl Client {
         problems: &mut Vec<FileError>,
         deadline: Option<Instant>,
     ) -> Fetched {
+        // GNU build ids are 16 or 20 bytes, at most 64 (a SHA-512); a longer
+        // one from a client would only make a path and a URL of its size.
+        if !(2..=64).contains(&build_id.len()) {
+            return Fetched::Missing;
+        }
         let id = hex(build_id);
         let cache = cache::Cache::new(&self.config);
         if let Some(path) = cache.file(&id, kind) {
@@ -238,7 +243,15 @@ impl Client {
                 Ok(None) => {}
                 Err(source) => {
                     failed = true;
-                    if !matches!(source, FetchError::TooLarge(_) | FetchError::Cache(_)) {
+                    // A refusal of this one file (4xx) says nothing of the
+                    // server.
+                    let about_the_file = matches!(
+                        source,
+                        FetchError::TooLarge(_)
+                            | FetchError::Cache(_)
+                            | FetchError::Status(400..=499)
+                    );
+                    if !about_the_file {
                         self.rest(url);
                     }
                     problems.push(FileError::Debuginfod {
