@@ -59,6 +59,9 @@ pub(crate) struct Resolved {
 
 pub(crate) struct FileCache {
     entries: FxHashMap<FileKey, Entry>,
+    /// The key of an opened file, by the build id its mappings named: the
+    /// same file for every process and path that names that build id.
+    by_build_id: FxHashMap<Vec<u8>, FileKey>,
     order: VecDeque<FileKey>,
     limits: CacheLimits,
     bytes: u64,
@@ -76,6 +79,7 @@ impl FileCache {
     pub fn new(limits: CacheLimits) -> Self {
         Self {
             entries: FxHashMap::default(),
+            by_build_id: FxHashMap::default(),
             order: VecDeque::new(),
             limits: CacheLimits {
                 files: limits.files.max(1),
@@ -88,10 +92,6 @@ impl FileCache {
 
     pub fn bytes(&self) -> u64 {
         self.bytes
-    }
-
-    pub fn limits(&self) -> CacheLimits {
-        self.limits
     }
 
     /// The file for `key`, opened (and what is wrong with it added to
@@ -113,6 +113,15 @@ impl FileCache {
         if due {
             self.remove(key);
         }
+        if let Some(shared) = self.shared(key) {
+            usage.file_hits += 1;
+            return match self.entries.get(&shared) {
+                Some(Entry {
+                    file: Ok(binary), ..
+                }) => Ok(binary),
+                _ => Err(MissReason::FileNotFound),
+            };
+        }
         if self.entries.contains_key(key) {
             usage.file_hits += 1;
         } else {
@@ -133,6 +142,11 @@ impl FileCache {
             }
             let retry_at = matches!(file, Err(MissReason::DebuginfodFailed))
                 .then(|| Instant::now() + SERVER_BACKOFF);
+            if let (Ok(binary), Some(build_id)) = (&file, &key.build_id) {
+                if binary.places_offsets {
+                    self.by_build_id.insert(build_id.clone(), key.clone());
+                }
+            }
             let bytes = file.as_ref().map_or(0, |binary| binary.bytes);
             self.bytes += bytes;
             self.entries.insert(
@@ -159,17 +173,35 @@ impl FileCache {
         }
     }
 
-    fn remove(&mut self, key: &FileKey) {
-        if let Some(entry) = self.entries.remove(key) {
-            self.bytes -= entry.bytes;
+    /// The key of the file already open for `key`'s build id under another
+    /// key (another process, or another name), when `key` has none of its
+    /// own.
+    fn shared(&self, key: &FileKey) -> Option<FileKey> {
+        if self.entries.contains_key(key) {
+            return None;
         }
+        let shared = self.by_build_id.get(key.build_id.as_ref()?)?;
+        self.entries.contains_key(shared).then(|| shared.clone())
+    }
+
+    fn remove(&mut self, key: &FileKey) {
+        self.forget(key);
         self.order.retain(|kept| kept != key);
     }
 
     fn evict_oldest(&mut self) {
         if let Some(oldest) = self.order.pop_front() {
-            if let Some(entry) = self.entries.remove(&oldest) {
-                self.bytes -= entry.bytes;
+            self.forget(&oldest);
+        }
+    }
+
+    fn forget(&mut self, key: &FileKey) {
+        if let Some(entry) = self.entries.remove(key) {
+            self.bytes -= entry.bytes;
+        }
+        if let Some(build_id) = &key.build_id {
+            if self.by_build_id.get(build_id) == Some(key) {
+                self.by_build_id.remove(build_id);
             }
         }
     }

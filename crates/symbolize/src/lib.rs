@@ -139,8 +139,12 @@ impl Symbolizer {
         Self {
             debuginfod: sources.debuginfod.clone().map(debuginfod::Client::new),
             sources,
-            files: FileCache::new(limits),
-            // Resolved addresses take at most a quarter of the budget.
+            // Resolved addresses take at most a quarter of the budget, open
+            // files the rest.
+            files: FileCache::new(CacheLimits {
+                files: limits.files,
+                bytes: limits.bytes - limits.bytes / 4,
+            }),
             addresses: AddressCache::new(limits.bytes / 4),
             kernel: KernelSymbols::NotRead,
         }
@@ -149,10 +153,6 @@ impl Symbolizer {
     /// The bytes the caches hold now, as [`CacheLimits::bytes`] counts them.
     pub fn cached_bytes(&self) -> u64 {
         self.files.bytes() + self.addresses.bytes()
-    }
-
-    pub fn limits(&self) -> CacheLimits {
-        self.files.limits()
     }
 
     /// Adds lines to every native location of `request` that has none and

@@ -457,6 +457,41 @@ fn each_process_opens_mapping_paths_in_its_own_root() {
     let report = symbolizer.symbolize(&mut elsewhere);
     assert_eq!(report.locations_symbolized, 0);
     assert!(report.misses[&MissReason::FileNotFound] >= 3, "{report:?}");
+
+    // Mappings that name their build id: a file opened for one process
+    // serves every process that names the same build id, without being
+    // looked for again.
+    let with_build_ids = |pid| {
+        let mut request = in_process(request_of(&profile), pid);
+        for file in [&programs.pie, &programs.library] {
+            add_build_id(&mut request, file, &build_id(file));
+        }
+        request
+    };
+    let mut first = with_build_ids(4242);
+    let opened = symbolizer.symbolize(&mut first);
+    let mut second = with_build_ids(4343);
+    let shared = symbolizer.symbolize(&mut second);
+    assert_eq!(second, in_process_of(&first, 4343));
+    assert_eq!(shared.locations_symbolized, opened.locations_symbolized);
+    assert_eq!(
+        shared.cache.file_misses + 2,
+        opened.cache.file_misses,
+        "{shared:?} {opened:?}"
+    );
+}
+
+/// `request` with its `process.pid` attributes made `pid`.
+fn in_process_of(request: &ExportProfilesServiceRequest, pid: i64) -> ExportProfilesServiceRequest {
+    let mut request = request.clone();
+    for resource_profiles in &mut request.resource_profiles {
+        for attribute in &mut resource_profiles.resource.as_mut().unwrap().attributes {
+            if attribute.key == "process.pid" {
+                attribute.value = Some(profbridge_translate::otlp::int_value(pid));
+            }
+        }
+    }
+    request
 }
 
 #[test]
