@@ -1360,7 +1360,31 @@ fn the_compressed_message_is_forwarded_when_the_compressions_match() {
         captured.extend(seen[before..].iter().cloned());
     }
 
-    let metrics = scrape(a.telemetry);
+    // A request arrives downstream before A's exporter has its answer and
+    // counts it: wait until every exporter has counted every arrival (the
+    // wait only bounds the test).
+    let exporters = [
+        "otlp/gzip",
+        "otlp/zstd",
+        "otlp/plain",
+        "otlphttp/gzip",
+        "otlphttp/zstd",
+    ];
+    let counted = |metrics: &str| {
+        exporters.iter().all(|id| {
+            let total: f64 = ["as_received", "recompressed", "encoded"]
+                .iter()
+                .map(|body| sent_requests(metrics, id, body))
+                .sum();
+            total >= arrivals.len() as f64
+        })
+    };
+    let waited = Instant::now();
+    let mut metrics = scrape(a.telemetry);
+    while !counted(&metrics) && waited.elapsed() < PATIENCE {
+        std::thread::sleep(Duration::from_millis(50));
+        metrics = scrape(a.telemetry);
+    }
     // As received: each exporter, for the one arrival of its compression
     // (the identity arrival for otlp/plain); recompressed for the others.
     for (id, compression) in [
