@@ -89,14 +89,17 @@ const MAX_MAPS_BYTES: u64 = 16 << 20;
 /// when the file cannot be read (the process has exited).
 pub(crate) fn mapped_paths_named(maps: &Path, base_name: &str) -> Vec<String> {
     use std::io::Read;
-    let mut text = String::new();
+    let mut bytes = Vec::new();
     let read =
-        fs::File::open(maps).and_then(|file| file.take(MAX_MAPS_BYTES).read_to_string(&mut text));
+        fs::File::open(maps).and_then(|file| file.take(MAX_MAPS_BYTES).read_to_end(&mut bytes));
     if read.is_err() {
         return Vec::new();
     }
     let mut paths: Vec<String> = Vec::new();
-    for line in text.lines() {
+    // Paths are bytes: a line that is not UTF-8 names no file an OTLP
+    // mapping can name, and does not hide the others.
+    let lines = bytes.split(|&byte| byte == b'\n');
+    for line in lines.filter_map(|line| std::str::from_utf8(line).ok()) {
         // ADDRESS PERMS OFFSET DEVICE INODE PATH, the path maybe with spaces.
         let mut rest = line;
         for _ in 0..5 {
@@ -285,6 +288,9 @@ mod tests {
              7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0      [stack]\n",
         )
         .unwrap();
+        let mut with_latin1 = fs::read(&maps).unwrap();
+        with_latin1.extend(b"7f3000000000-7f3000001000 r-xp 00000000 fd:01 7 /opt/caf\xe9/app\n");
+        fs::write(&maps, with_latin1).unwrap();
         assert_eq!(mapped_paths_named(&maps, "app"), ["/usr/bin/app"]);
         assert_eq!(
             mapped_paths_named(&maps, "libm.so.6"),
