@@ -71,3 +71,106 @@ fn pid_of(value: &AnyValue) -> Option<u32> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use profbridge_translate::otlp::{
+        int_value, key_value, string_value, KeyValueAndUnit, Profile, ProfilesDictionary, Resource,
+        ResourceProfiles, Sample, ScopeProfiles, Stack,
+    };
+
+    use super::*;
+
+    /// One resource (pid 1) with two profiles: the first says pid 2, the
+    /// second nothing. Each has a sample per stack given, with the pid
+    /// attribute given (as an index into the attribute table) or none.
+    fn request(samples: [(i32, Option<i32>); 4]) -> ExportProfilesServiceRequest {
+        let dictionary = ProfilesDictionary {
+            string_table: vec![String::new(), PROCESS_PID.to_owned(), "4".to_owned()],
+            attribute_table: vec![
+                KeyValueAndUnit::default(),
+                KeyValueAndUnit {
+                    key_strindex: 1,
+                    value: Some(int_value(2)),
+                    unit_strindex: 0,
+                },
+                KeyValueAndUnit {
+                    key_strindex: 1,
+                    value: Some(string_value("3")),
+                    unit_strindex: 0,
+                },
+                KeyValueAndUnit {
+                    key_strindex: 1,
+                    value: Some(AnyValue {
+                        value: Some(any_value::Value::StringValueStrindex(2)),
+                    }),
+                    unit_strindex: 0,
+                },
+            ],
+            // Stack i holds location i.
+            stack_table: (0..6)
+                .map(|i| Stack {
+                    location_indices: vec![i],
+                })
+                .collect(),
+            ..ProfilesDictionary::default()
+        };
+        let sample = |(stack, pid): (i32, Option<i32>)| Sample {
+            stack_index: stack,
+            attribute_indices: pid.into_iter().collect(),
+            ..Sample::default()
+        };
+        let [a, b, c, d] = samples;
+        ExportProfilesServiceRequest {
+            resource_profiles: vec![ResourceProfiles {
+                resource: Some(Resource {
+                    attributes: vec![key_value(PROCESS_PID, int_value(1))],
+                    ..Resource::default()
+                }),
+                scope_profiles: vec![ScopeProfiles {
+                    profiles: vec![
+                        Profile {
+                            attribute_indices: vec![1],
+                            samples: vec![sample(a), sample(b)],
+                            ..Profile::default()
+                        },
+                        Profile {
+                            samples: vec![sample(c), sample(d)],
+                            ..Profile::default()
+                        },
+                    ],
+                    ..ScopeProfiles::default()
+                }],
+                ..ResourceProfiles::default()
+            }],
+            dictionary: Some(dictionary),
+            ..ExportProfilesServiceRequest::default()
+        }
+    }
+
+    #[test]
+    fn the_innermost_process_pid_wins_in_every_spelling() {
+        let pids = pids_of_locations(&request([(1, Some(2)), (2, None), (3, Some(3)), (4, None)]));
+        let mut found: Vec<(usize, u32)> = pids.into_iter().collect();
+        found.sort_unstable();
+        // Sample (a string), profile (an int), sample (a string index),
+        // resource (an int).
+        assert_eq!(found, [(1, 3), (2, 2), (3, 4), (4, 1)]);
+    }
+
+    #[test]
+    fn stacks_and_attributes_out_of_range_name_no_process() {
+        let pids = pids_of_locations(&request([
+            (99, Some(2)),
+            (-1, None),
+            (3, Some(42)),
+            (4, Some(0)),
+        ]));
+        let mut found: Vec<(usize, u32)> = pids.into_iter().collect();
+        found.sort_unstable();
+        // Stacks 99 and -1 do not exist. Attribute 42 does not exist and
+        // attribute 0 is not process.pid: those samples take their
+        // resource's pid (their profile names none).
+        assert_eq!(found, [(3, 1), (4, 1)]);
+    }
+}
