@@ -144,7 +144,6 @@ mod tests {
                 ..ResourceProfiles::default()
             }],
             dictionary: Some(dictionary),
-            ..ExportProfilesServiceRequest::default()
         }
     }
 
