@@ -140,6 +140,31 @@ async fn the_symbolize_processor_resolves_as_llvm_symbolizer_does() {
         without_lines.count() as f64
     );
     assert!(total("profbridge_symbolize_seconds_total", None) > 0.0);
+    // Each location with a mapping to look in asks for its file once; each
+    // whose file was found asks for its address once.
+    let lookups = |cache: &str| -> f64 {
+        metrics
+            .series("profbridge_symbolize_cache_lookups_total")
+            .iter()
+            .filter(|(labels, _)| labels.contains(&("cache".to_owned(), cache.to_owned())))
+            .map(|(_, value)| value)
+            .sum()
+    };
+    assert_eq!(
+        lookups("files"),
+        total("profbridge_symbolize_locations_total", None)
+            + total("profbridge_symbolize_misses_total", None)
+            - total("profbridge_symbolize_misses_total", Some("no_mapping"))
+    );
+    assert_eq!(
+        lookups("addresses"),
+        symbolized.len() as f64 + total("profbridge_symbolize_misses_total", Some("no_symbol"))
+    );
+    // The program's file is open, the library's and the refused one are
+    // not.
+    let inside_bytes = std::fs::metadata(&inside).unwrap().len() as f64;
+    let cached = total("profbridge_symbolize_cache_bytes", None);
+    assert!(cached >= inside_bytes, "{cached} < {inside_bytes}");
 }
 
 const OUTSIDE_ROOT: &str = "/usr/../../etc/passwd";
