@@ -25,10 +25,10 @@ use profbridge_testkit::ebpf_profiler::{
 use profbridge_testkit::kernel::kallsyms_oracle;
 use profbridge_testkit::native::{
     assert_frames_match_oracle, assert_matches_oracle, gperftools_cpu_profile_of, locations_of,
-    native_programs, split_into_build_id_tree, truncated_copy,
+    native_programs, split_into_build_id_tree, truncated_copy, under,
 };
 use profbridge_testkit::{files_under, venv_python, TempDir};
-use profbridge_translate::otlp::ExportProfilesServiceRequest;
+use profbridge_translate::otlp::{int_value, key_value, ExportProfilesServiceRequest};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
 
@@ -86,6 +86,56 @@ fn symbolize_writes_pprof_that_llvm_symbolizer_agrees_with() {
         let (in_library, _) = assert_matches_oracle(&request, &programs.library, &programs.library);
         assert!(in_library >= 1);
     }
+}
+
+#[test]
+fn symbolize_opens_each_process_files_in_its_root_with_process_roots() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    // A /proc of our own, where process 4242's root holds the program and
+    // the library at their paths; the --root is empty.
+    let dir = TempDir::new("cli-symbolize-process-roots");
+    let proc = dir.path().join("proc");
+    for file in [&programs.pie, &programs.library] {
+        let copy = under(&proc.join("4242").join("root"), file);
+        std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+        std::fs::copy(file, &copy).unwrap();
+    }
+    let (profile, _) = parse_any(
+        &gperftools_cpu_profile_of(&programs.pie, dir.path()),
+        &DecodeOptions::default(),
+    )
+    .unwrap();
+    let request = pprof_to_otlp(
+        &[PprofInput {
+            profile: &profile,
+            resource_attributes: &[key_value("process.pid", int_value(4242))],
+            scope: None,
+            original_payload: None,
+        }],
+        &ToOtlpOptions::default(),
+    )
+    .request;
+    let sent = dir.path().join("sent.otlp.pb");
+    std::fs::write(&sent, request.encode_to_vec()).unwrap();
+    let out = dir.path().join("out.otlp.pb");
+    let empty_root = dir.path().join("empty-root");
+    let run = profbridge(&[
+        &sent,
+        Path::new("-o"),
+        &out,
+        Path::new("--root"),
+        &empty_root,
+        Path::new("--process-roots"),
+        &proc,
+    ]);
+    assert!(run.status.success(), "{}", stderr(&run));
+    let written = ExportProfilesServiceRequest::decode(&*std::fs::read(&out).unwrap()).unwrap();
+    let (compared, inlined) = assert_matches_oracle(&written, &programs.pie, &programs.pie);
+    assert!(compared >= 3 && inlined >= 1, "{compared} {inlined}");
+    let (in_library, _) = assert_matches_oracle(&written, &programs.library, &programs.library);
+    assert!(in_library >= 1);
 }
 
 #[test]
