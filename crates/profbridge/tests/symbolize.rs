@@ -28,7 +28,7 @@ use profbridge_testkit::native::{
     native_programs, split_into_build_id_tree, truncated_copy, under,
 };
 use profbridge_testkit::{files_under, venv_python, TempDir};
-use profbridge_translate::otlp::{int_value, key_value, ExportProfilesServiceRequest};
+use profbridge_translate::otlp::{int_value, key_value, ExportProfilesServiceRequest, KeyValue};
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
 
@@ -50,11 +50,20 @@ fn stderr(output: &Output) -> String {
 
 /// The pprof file `path`, as OTLP (the translation keeps every field).
 fn pprof_as_request(path: &Path) -> ExportProfilesServiceRequest {
-    let (profile, _) = parse_any(&std::fs::read(path).unwrap(), &DecodeOptions::default()).unwrap();
+    pprof_bytes_as_request(&std::fs::read(path).unwrap(), &[])
+}
+
+/// A pprof profile (or a legacy one, such as gperftools'), as OTLP with
+/// these resource attributes.
+pub(crate) fn pprof_bytes_as_request(
+    bytes: &[u8],
+    resource_attributes: &[KeyValue],
+) -> ExportProfilesServiceRequest {
+    let (profile, _) = parse_any(bytes, &DecodeOptions::default()).unwrap();
     pprof_to_otlp(
         &[PprofInput {
             profile: &profile,
-            resource_attributes: &[],
+            resource_attributes,
             scope: None,
             original_payload: None,
         }],
@@ -102,21 +111,10 @@ fn symbolize_opens_each_process_files_in_its_root_with_process_roots() {
         std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
         std::fs::copy(file, &copy).unwrap();
     }
-    let (profile, _) = parse_any(
+    let request = pprof_bytes_as_request(
         &gperftools_cpu_profile_of(&programs.pie, dir.path()),
-        &DecodeOptions::default(),
-    )
-    .unwrap();
-    let request = pprof_to_otlp(
-        &[PprofInput {
-            profile: &profile,
-            resource_attributes: &[key_value("process.pid", int_value(4242))],
-            scope: None,
-            original_payload: None,
-        }],
-        &ToOtlpOptions::default(),
-    )
-    .request;
+        &[key_value("process.pid", int_value(4242))],
+    );
     let sent = dir.path().join("sent.otlp.pb");
     std::fs::write(&sent, request.encode_to_vec()).unwrap();
     let out = dir.path().join("out.otlp.pb");

@@ -19,19 +19,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use profbridge_pprof::{parse_any, DecodeOptions};
 use profbridge_testkit::native::{
     add_build_id, assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of,
     native_programs,
 };
 use profbridge_testkit::{files_under, venv_python, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
-use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 use prost::Message;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
 use crate::support::collector::Collector;
 use crate::support::http::{exchange, get};
+use crate::symbolize::pprof_bytes_as_request;
 
 const PURPOSE: &str = "the debuginfod tests of `profbridge symbolize` and `serve`";
 
@@ -39,18 +38,7 @@ const PURPOSE: &str = "the debuginfod tests of `profbridge symbolize` and `serve
 /// carry its GNU build id (as the eBPF profiler sends them); the other
 /// mappings have none.
 fn profile_with_build_id(program: &Path, dir: &Path) -> ExportProfilesServiceRequest {
-    let bytes = gperftools_cpu_profile_of(program, dir);
-    let (profile, _) = parse_any(&bytes, &DecodeOptions::default()).unwrap();
-    let mut request = pprof_to_otlp(
-        &[PprofInput {
-            profile: &profile,
-            resource_attributes: &[],
-            scope: None,
-            original_payload: None,
-        }],
-        &ToOtlpOptions::default(),
-    )
-    .request;
+    let mut request = pprof_bytes_as_request(&gperftools_cpu_profile_of(program, dir), &[]);
     add_build_id(&mut request, program, &build_id(program));
     request
 }
