@@ -21,13 +21,14 @@ use profbridge_symbolize::{
     Debuginfod, FetchError, FileError, MissReason, Report, Sources, Symbolizer,
 };
 use profbridge_testkit::debuginfod::DebuginfodServer;
+use profbridge_testkit::native::add_build_id;
 use profbridge_testkit::native::{
     assert_matches_oracle, build_id, gperftools_cpu_profile_of, locations_of, native_programs,
     NativePrograms,
 };
 use profbridge_testkit::{require_tool, TempDir};
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
-use support::{add_build_id, request_of};
+use support::request_of;
 
 const PURPOSE: &str = "the symbolizer's tests against a debuginfod server";
 

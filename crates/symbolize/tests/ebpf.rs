@@ -16,6 +16,8 @@
     clippy::indexing_slicing
 )]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -34,7 +36,7 @@ use profbridge_translate::keys::HAS_FUNCTIONS;
 use profbridge_translate::otlp::{
     bool_value, ExportProfilesServiceRequest, KeyValueAndUnit, Location, Mapping,
 };
-use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
+use support::request_of;
 
 const PURPOSE: &str = "the symbolizer's eBPF-profiler tests against llvm-symbolizer";
 
@@ -47,19 +49,7 @@ fn sampled_frames(programs: &NativePrograms) -> &'static [NativeFrames] {
         let mut library = Vec::new();
         let mut frames = Vec::new();
         for program in [&programs.pie, &programs.non_pie] {
-            let profile =
-                profbridge_pprof::parse_legacy(&gperftools_cpu_profile_of(program, dir.path()))
-                    .unwrap();
-            let request = pprof_to_otlp(
-                &[PprofInput {
-                    profile: &profile,
-                    resource_attributes: &[],
-                    scope: None,
-                    original_payload: None,
-                }],
-                &ToOtlpOptions::default(),
-            )
-            .request;
+            let request = request_of(&gperftools_cpu_profile_of(program, dir.path()));
             let addresses = |file| -> Vec<u64> {
                 locations_of(&request, file)
                     .into_iter()

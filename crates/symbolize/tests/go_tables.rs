@@ -14,6 +14,7 @@
 //! location's address (`Location.address = Frame.PC`). profbridge looks
 //! both up as given, with no adjustment.
 
+use crate::support::request_of;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,7 +25,6 @@ use profbridge_translate::keys::{
     HAS_FILENAMES, HAS_FUNCTIONS, HAS_INLINE_FRAMES, HAS_LINE_NUMBERS,
 };
 use profbridge_translate::otlp::{bool_value, ExportProfilesServiceRequest, Location};
-use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 
 const PURPOSE: &str = "the symbolizer's tests of Go binaries without DWARF";
 
@@ -164,24 +164,9 @@ fn build_and_run(name: &str, flags: &[&str], dir: &Path) -> Option<GoRun> {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let (profile, _) = profbridge_pprof::parse_any(
-        &std::fs::read(&profile_path).unwrap(),
-        &profbridge_pprof::DecodeOptions::default(),
-    )
-    .unwrap();
-    let converted = pprof_to_otlp(
-        &[PprofInput {
-            profile: &profile,
-            resource_attributes: &[],
-            scope: None,
-            original_payload: None,
-        }],
-        &ToOtlpOptions::default(),
-    );
-    assert!(converted.rejected.is_empty());
     Some(GoRun {
         program,
-        request: converted.request,
+        request: request_of(&std::fs::read(&profile_path).unwrap()),
         chains: parse_chains(&String::from_utf8_lossy(&run.stdout)),
     })
 }

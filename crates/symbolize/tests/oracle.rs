@@ -15,6 +15,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use profbridge_symbolize::{CacheLimits, FileError, MissReason, Sources, Symbolizer};
+use profbridge_testkit::native::add_build_id;
 use profbridge_testkit::native::{
     add_debuglink, assert_matches_oracle, build_id, build_id_path, gperftools_cpu_profile_of,
     locations_of, native_programs, split_debug_info, split_into_build_id_tree, truncated_copy,
@@ -23,8 +24,7 @@ use profbridge_testkit::native::{
 use profbridge_testkit::TempDir;
 use profbridge_translate::keys::{FRAME_TYPE, HAS_FUNCTIONS, HAS_INLINE_FRAMES};
 use profbridge_translate::otlp::{string_value, ExportProfilesServiceRequest, KeyValueAndUnit};
-use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
-use support::{add_build_id, request_of};
+use support::request_of;
 
 const PURPOSE: &str = "the symbolizer's tests against llvm-symbolizer";
 
@@ -376,21 +376,7 @@ fn go_binaries_resolve_from_their_dwarf() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let (profile, _) = profbridge_pprof::parse_any(
-        &std::fs::read(&profile_path).unwrap(),
-        &profbridge_pprof::DecodeOptions::default(),
-    )
-    .unwrap();
-    let mut request = pprof_to_otlp(
-        &[PprofInput {
-            profile: &profile,
-            resource_attributes: &[],
-            scope: None,
-            original_payload: None,
-        }],
-        &ToOtlpOptions::default(),
-    )
-    .request;
+    let mut request = request_of(&std::fs::read(&profile_path).unwrap());
     // Go symbolizes its own profiles: make them bare addresses.
     for location in &mut request.dictionary.as_mut().unwrap().location_table {
         location.lines.clear();

@@ -5,9 +5,11 @@
 use profbridge_translate::otlp::ExportProfilesServiceRequest;
 use profbridge_translate::{pprof_to_otlp, PprofInput, ToOtlpOptions};
 
-/// The OTLP form of a gperftools CPU profile.
+/// The OTLP form of a profile: gperftools' CPU profiles, Go's pprof.
 pub fn request_of(profile_bytes: &[u8]) -> ExportProfilesServiceRequest {
-    let profile = profbridge_pprof::parse_legacy(profile_bytes).expect("a gperftools profile");
+    let (profile, _) =
+        profbridge_pprof::parse_any(profile_bytes, &profbridge_pprof::DecodeOptions::default())
+            .expect("a profile");
     let converted = pprof_to_otlp(
         &[PprofInput {
             profile: &profile,
@@ -20,5 +22,3 @@ pub fn request_of(profile_bytes: &[u8]) -> ExportProfilesServiceRequest {
     assert!(converted.rejected.is_empty());
     converted.request
 }
-
-pub use profbridge_testkit::native::add_build_id;
