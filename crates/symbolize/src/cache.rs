@@ -4,12 +4,12 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::binary::{Binary, FileKey, Frame, FunctionText};
-use crate::debuginfod::{Client, SERVER_BACKOFF};
+use crate::debuginfod::Client;
 use crate::error::{FileError, MissReason};
 use crate::Sources;
 
@@ -141,7 +141,7 @@ impl FileCache {
                 return Err(MissReason::OutOfTime);
             }
             let retry_at = matches!(file, Err(MissReason::DebuginfodFailed))
-                .then(|| Instant::now() + SERVER_BACKOFF);
+                .then(|| Instant::now() + debuginfod.map_or(Duration::ZERO, Client::rest_period));
             if let (Ok(binary), Some(build_id)) = (&file, &key.build_id) {
                 if binary.places_offsets {
                     self.by_build_id.insert(build_id.clone(), key.clone());

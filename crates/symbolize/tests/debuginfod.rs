@@ -249,3 +249,46 @@ fn the_request_time_budget_cuts_a_fetch_short_without_blaming_the_server() {
         assert_eq!(asked, 1, "round {round}");
     }
 }
+
+#[test]
+fn a_file_a_server_failed_to_give_is_asked_for_again_after_the_rest() {
+    let Some(programs) = native_programs(PURPOSE) else {
+        return;
+    };
+    let dir = TempDir::new("symbolize-debuginfod-rest");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let profile = gperftools_cpu_profile_of(&programs.pie, dir.path());
+    let mut sources = debuginfod_sources(
+        vec![url],
+        &dir.path().join("cache"),
+        &dir.path().join("empty-root"),
+    );
+    let rest = Duration::from_secs(1);
+    if let Some(debuginfod) = sources.debuginfod.as_mut() {
+        debuginfod.read_timeout = Duration::from_millis(100);
+        debuginfod.rest = rest;
+    }
+    let mut symbolizer = Symbolizer::new(sources);
+    let asked = || {
+        listener.set_nonblocking(true).unwrap();
+        let count = std::iter::from_fn(|| listener.accept().ok()).count();
+        listener.set_nonblocking(false).unwrap();
+        count
+    };
+    let mut symbolize = || {
+        let mut request = profile_by_build_id(&programs, &profile);
+        symbolizer.symbolize(&mut request)
+    };
+    // Failed once; within the rest, the failure is kept and nobody asks.
+    let first = symbolize();
+    assert!(first.misses.contains_key(&MissReason::DebuginfodFailed));
+    let within = symbolize();
+    assert!(within.misses.contains_key(&MissReason::DebuginfodFailed));
+    assert_eq!(asked(), 1);
+    // After it, the file is looked for again and the server asked again.
+    std::thread::sleep(rest + rest / 4);
+    let after = symbolize();
+    assert!(after.misses.contains_key(&MissReason::DebuginfodFailed));
+    assert_eq!(asked(), 1);
+}

@@ -52,6 +52,9 @@ pub struct Debuginfod {
     pub cache_max_bytes: u64,
     /// How long a file that every server answered 404 for is not asked for.
     pub miss_ttl: Duration,
+    /// How long a server that failed is not asked again, and a file it
+    /// failed to give is not looked for again ([`SERVER_BACKOFF`]).
+    pub rest: Duration,
 }
 
 impl Debuginfod {
@@ -65,6 +68,7 @@ impl Debuginfod {
             cache_dir,
             cache_max_bytes: DEFAULT_CACHE_MAX_BYTES,
             miss_ttl: DEFAULT_MISS_TTL,
+            rest: SERVER_BACKOFF,
         }
     }
 }
@@ -169,7 +173,7 @@ impl Client {
         }
     }
 
-    /// Whether `url` failed less than [`SERVER_BACKOFF`] ago.
+    /// Whether `url` failed less than the rest period ago.
     fn is_resting(&self, url: &str) -> bool {
         let resting = self.resting.lock().unwrap_or_else(PoisonError::into_inner);
         resting
@@ -177,14 +181,19 @@ impl Client {
             .is_some_and(|until| Instant::now() < *until)
     }
 
+    /// How long a server that failed, and a file it failed to give, rest.
+    pub fn rest_period(&self) -> Duration {
+        self.config.rest
+    }
+
     fn rest(&self, url: &str) {
         let mut resting = self.resting.lock().unwrap_or_else(PoisonError::into_inner);
-        resting.insert(url.to_owned(), Instant::now() + SERVER_BACKOFF);
+        resting.insert(url.to_owned(), Instant::now() + self.config.rest);
     }
 
     /// The file `kind` of `build_id`, from the cache or else from the
     /// servers in order; failures are added to `problems`. A server that
-    /// failed is skipped for [`SERVER_BACKOFF`] (counted as failed, not
+    /// failed is skipped for the rest period (counted as failed, not
     /// reported again), unless the file was too large for the cache.
     ///
     /// A server is given what is left of the time until `deadline` when

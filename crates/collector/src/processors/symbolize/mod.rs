@@ -96,13 +96,12 @@ impl SymbolizeProcessor {
 fn debuginfod_of(config: &DebuginfodConfig) -> Option<Debuginfod> {
     let urls = config.urls.urls().ok().filter(|urls| !urls.is_empty())?;
     Some(Debuginfod {
-        urls,
         timeout: config.timeout.0,
         connect_timeout: config.connect_timeout.0,
         read_timeout: config.read_timeout.0,
-        cache_dir: PathBuf::from(&config.cache_dir),
         cache_max_bytes: config.cache_max_bytes.0,
         miss_ttl: config.miss_ttl.0,
+        ..Debuginfod::new(urls, PathBuf::from(&config.cache_dir))
     })
 }
 
